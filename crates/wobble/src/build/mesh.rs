@@ -1,0 +1,93 @@
+//! A body from a triangle mesh (an OBJ file): one particle per vertex, a structural
+//! spring per unique edge, the triangles as its surface. A mesh whose every edge is
+//! shared by exactly two triangles is closed; it is then wound outward (flipped if
+//! its signed volume is negative) and its enclosed volume is reported.
+
+use std::collections::HashMap;
+
+use glam::DVec3;
+
+use super::obj::ObjMesh;
+use super::{BuildError, WorldBuilder, check, check_mass, check_spring, per_particle};
+use crate::force::{SpringKind, SpringParams};
+use crate::model::closed_surface_volume;
+
+/// Mesh body parameters.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MeshBody {
+    /// The mesh.
+    pub mesh: ObjMesh,
+    /// Uniform scale applied to the file's coordinates.
+    pub scale: f64,
+    /// Translation applied after scaling, m.
+    pub translate: DVec3,
+    /// Total mass, kg, spread evenly over the vertices.
+    pub mass: f64,
+    /// Springs along the edges.
+    pub structural: SpringParams,
+    /// Collision radius, m.
+    pub radius: f64,
+}
+
+/// Unique undirected edges of `triangles` in first-seen order, and for each the
+/// number of triangles that use it.
+#[must_use]
+pub fn edges(triangles: &[[u32; 3]]) -> (Vec<[u32; 2]>, Vec<u32>) {
+    let mut index: HashMap<(u32, u32), usize> = HashMap::new();
+    let (mut list, mut uses) = (Vec::new(), Vec::new());
+    for t in triangles {
+        for k in 0..3 {
+            let (a, b) = (t[k], t[(k + 1) % 3]);
+            let key = (a.min(b), a.max(b));
+            let e = *index.entry(key).or_insert_with(|| {
+                list.push([key.0, key.1]);
+                uses.push(0);
+                list.len() - 1
+            });
+            uses[e] += 1;
+        }
+    }
+    (list, uses)
+}
+
+impl MeshBody {
+    /// Adds the mesh as body `name`; returns the index of its first particle.
+    pub fn build(&self, b: &mut WorldBuilder, name: &str) -> Result<usize, BuildError> {
+        check(self.scale.is_finite() && self.scale > 0.0, name, "scale", self.scale, "must be positive")?;
+        check_mass(name, "mass", self.mass)?;
+        check_spring(name, "structural", &self.structural)?;
+        let (first, tri_first, line_first) = (b.particle_count(), b.topology.triangles.len(), b.topology.lines.len());
+        let used = {
+            let mut u = vec![false; self.mesh.vertices.len()];
+            for t in &self.mesh.triangles {
+                for &i in t {
+                    u[i as usize] = true;
+                }
+            }
+            u
+        };
+        check(used.iter().all(|&u| u), name, "mesh", "vertices", "every vertex must belong to a face")?;
+        let m = per_particle(self.mass, self.mesh.vertices.len());
+        for v in &self.mesh.vertices {
+            b.add_particle(*v * self.scale + self.translate, DVec3::ZERO, m, self.radius);
+        }
+        let (edge_list, uses) = edges(&self.mesh.triangles);
+        let closed = uses.iter().all(|&u| u == 2);
+        let mut tris: Vec<[u32; 3]> = self.mesh.triangles.iter().map(|t| t.map(|i| i + first as u32)).collect();
+        if closed && closed_surface_volume(&tris, &b.state.x) < 0.0 {
+            for t in &mut tris {
+                t.swap(1, 2);
+            }
+        }
+        b.topology.triangles.extend(tris);
+        let group = b.springs.group(name);
+        let x = b.state.x.clone();
+        for [p, q] in edge_list {
+            let (p, q) = (first + p as usize, first + q as usize);
+            check(x.get(p) != x.get(q), name, "mesh", "edge", "has two vertices at the same position")?;
+            b.springs.push_at_rest(&x, p, q, self.structural, SpringKind::Structural, group);
+        }
+        b.add_body(name, "mesh", first, tri_first, line_first, closed)?;
+        Ok(first)
+    }
+}

@@ -1,0 +1,125 @@
+//! A small Wavefront OBJ reader: vertices (`v`) and faces (`f`), polygons split into
+//! triangle fans. Texture coordinates, normals, groups and materials are skipped.
+//! Errors name the line and column and say what is wrong.
+
+use glam::DVec3;
+
+/// A triangle mesh read from OBJ text.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ObjMesh {
+    /// Vertex positions, in file units.
+    pub vertices: Vec<DVec3>,
+    /// Triangles as zero-based vertex indices, in file winding.
+    pub triangles: Vec<[u32; 3]>,
+}
+
+/// A malformed OBJ file.
+#[derive(Debug, thiserror::Error, PartialEq, Eq, Clone)]
+#[error("OBJ line {line}, column {column}: {message}")]
+pub struct ObjError {
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column.
+    pub column: usize,
+    /// What is wrong and what to do.
+    pub message: String,
+}
+
+/// Parses OBJ text.
+pub fn parse(text: &str) -> Result<ObjMesh, ObjError> {
+    let mut mesh = ObjMesh::default();
+    for (ln, raw) in text.lines().enumerate() {
+        let line = ln + 1;
+        let content = raw.split('#').next().unwrap_or("");
+        let mut tokens = tokens_with_columns(content);
+        let Some((_, keyword)) = tokens.next() else { continue };
+        match keyword {
+            "v" => {
+                let mut c = [0.0f64; 3];
+                for (k, slot) in c.iter_mut().enumerate() {
+                    let Some((col, tok)) = tokens.next() else {
+                        return Err(ObjError {
+                            line,
+                            column: raw.len() + 1,
+                            message: format!("vertex needs 3 coordinates, found {k}"),
+                        });
+                    };
+                    *slot = tok.parse::<f64>().ok().filter(|v| v.is_finite()).ok_or_else(|| ObjError {
+                        line,
+                        column: col,
+                        message: format!("`{tok}` is not a finite number"),
+                    })?;
+                }
+                mesh.vertices.push(DVec3::from_array(c));
+            }
+            "f" => {
+                let mut idx = Vec::with_capacity(4);
+                for (col, tok) in tokens {
+                    let first = tok.split('/').next().unwrap_or("");
+                    let i: i64 = first.parse().map_err(|_| ObjError {
+                        line,
+                        column: col,
+                        message: format!("`{tok}` is not a vertex index"),
+                    })?;
+                    let n = mesh.vertices.len() as i64;
+                    let resolved = if i > 0 { i - 1 } else { n + i };
+                    if i == 0 || resolved < 0 || resolved >= n {
+                        return Err(ObjError {
+                            line,
+                            column: col,
+                            message: format!(
+                                "face refers to vertex {i}, but {n} vertices are defined before this line"
+                            ),
+                        });
+                    }
+                    idx.push(resolved as u32);
+                }
+                if idx.len() < 3 {
+                    return Err(ObjError {
+                        line,
+                        column: 1,
+                        message: format!("a face needs at least 3 vertices, found {}", idx.len()),
+                    });
+                }
+                for k in 1..idx.len() - 1 {
+                    let t = [idx[0], idx[k], idx[k + 1]];
+                    if t[0] == t[1] || t[1] == t[2] || t[0] == t[2] {
+                        return Err(ObjError { line, column: 1, message: "face repeats a vertex".into() });
+                    }
+                    mesh.triangles.push(t);
+                }
+            }
+            "vt" | "vn" | "vp" | "o" | "g" | "s" | "usemtl" | "mtllib" | "l" => {}
+            other => {
+                return Err(ObjError {
+                    line,
+                    column: 1,
+                    message: format!("unknown statement `{other}`; expected `v`, `f` or a comment"),
+                });
+            }
+        }
+    }
+    if mesh.vertices.is_empty() {
+        return Err(ObjError { line: 1, column: 1, message: "the file defines no vertices".into() });
+    }
+    if mesh.triangles.is_empty() {
+        return Err(ObjError { line: 1, column: 1, message: "the file defines no faces".into() });
+    }
+    Ok(mesh)
+}
+
+/// Whitespace-separated tokens with their 1-based columns.
+fn tokens_with_columns(s: &str) -> impl Iterator<Item = (usize, &str)> {
+    let mut rest = s;
+    let mut offset = 0;
+    std::iter::from_fn(move || {
+        let start = rest.find(|c: char| !c.is_whitespace())?;
+        let tail = &rest[start..];
+        let len = tail.find(char::is_whitespace).unwrap_or(tail.len());
+        let column = offset + start + 1;
+        let tok = &tail[..len];
+        offset += start + len;
+        rest = &tail[len..];
+        Some((column, tok))
+    })
+}

@@ -1,0 +1,168 @@
+//! Colliders: half-spaces (floor, walls, ceiling) and spheres, static or moving, with
+//! restitution and Coulomb friction (physics notes §9).
+//!
+//! A free particle of radius r that ends a step inside the collider is moved back
+//! to its surface along the normal n. If it was approaching (relative normal
+//! velocity v_n < 0), the normal velocity is reflected and scaled by the restitution
+//! ε, and the tangential velocity v_t is reduced by μ times the normal velocity
+//! change, (1 + ε)|v_n|, down to zero (Coulomb friction as an impulse). Velocities are
+//! taken relative to the collider's own velocity, so moving colliders push.
+
+use glam::DVec3;
+
+use super::{Constraint, ConstraintContext, Motion};
+use crate::force::{Parameter, ParameterError};
+use crate::model::State;
+
+/// Default coefficient of restitution.
+pub const DEFAULT_RESTITUTION: f64 = 0.5;
+/// Default coefficient of friction.
+pub const DEFAULT_FRICTION: f64 = 0.3;
+
+/// Collider geometry at t = 0.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Shape {
+    /// Half-space {x : (x − point) · normal ≥ 0} is free; `normal` is unit.
+    Plane {
+        /// A point on the plane, m.
+        point: DVec3,
+        /// Unit normal pointing into the free side.
+        normal: DVec3,
+    },
+    /// Ball; particles are kept outside it.
+    Sphere {
+        /// Centre, m.
+        center: DVec3,
+        /// Radius, m (> 0).
+        radius: f64,
+    },
+}
+
+/// Contact response coefficients.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Surface {
+    /// Restitution ε in [0, 1]: the fraction of normal speed kept after a bounce.
+    pub restitution: f64,
+    /// Coulomb friction μ ≥ 0.
+    pub friction: f64,
+}
+
+impl Default for Surface {
+    fn default() -> Self {
+        Self { restitution: DEFAULT_RESTITUTION, friction: DEFAULT_FRICTION }
+    }
+}
+
+/// A static or moving collider.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Collider {
+    /// Name for reports and parameter keys.
+    pub name: String,
+    /// Geometry at t = 0.
+    pub shape: Shape,
+    /// Rigid translation over time.
+    pub motion: Motion,
+    /// Restitution and friction.
+    pub surface: Surface,
+    /// Particles it acts on (`None`: all).
+    pub only: Option<Vec<bool>>,
+    /// Number of contacts resolved in the last projection.
+    pub contacts: usize,
+}
+
+impl Collider {
+    /// A static collider acting on every particle.
+    #[must_use]
+    pub fn new(name: &str, shape: Shape, surface: Surface) -> Self {
+        Self { name: name.to_owned(), shape, motion: Motion::Static, surface, only: None, contacts: 0 }
+    }
+
+    /// Six inward-facing planes bounding the box [min, max]: floor, ceiling and four
+    /// walls.
+    #[must_use]
+    pub fn room(min: DVec3, max: DVec3, surface: Surface) -> Vec<Collider> {
+        let planes = [
+            ("floor", min, DVec3::Y),
+            ("ceiling", max, -DVec3::Y),
+            ("wall-x-min", min, DVec3::X),
+            ("wall-x-max", max, -DVec3::X),
+            ("wall-z-min", min, DVec3::Z),
+            ("wall-z-max", max, -DVec3::Z),
+        ];
+        planes
+            .into_iter()
+            .map(|(name, point, normal)| Collider::new(name, Shape::Plane { point, normal }, surface))
+            .collect()
+    }
+
+    /// Signed distance of a point from the surface at time `t` (positive outside)
+    /// and the outward normal there.
+    #[must_use]
+    pub fn distance(&self, p: DVec3, t: f64) -> (f64, DVec3) {
+        let d = self.motion.offset(t);
+        match self.shape {
+            Shape::Plane { point, normal } => ((p - point - d).dot(normal), normal),
+            Shape::Sphere { center, radius } => {
+                let rel = p - center - d;
+                let len = rel.length();
+                let n = if len > 0.0 { rel / len } else { DVec3::Y };
+                (len - radius, n)
+            }
+        }
+    }
+}
+
+impl Constraint for Collider {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn project(&mut self, ctx: &ConstraintContext<'_>, state: &mut State) {
+        let u = self.motion.velocity(ctx.t);
+        let Surface { restitution, friction } = self.surface;
+        let mut contacts = 0;
+        for i in 0..state.len() {
+            if ctx.particles.inv_mass[i] == 0.0 || self.only.as_ref().is_some_and(|o| !o[i]) {
+                continue;
+            }
+            let x = state.x.get(i);
+            let (dist, n) = self.distance(x, ctx.t);
+            let depth = ctx.particles.radius[i] - dist;
+            if depth <= 0.0 {
+                continue;
+            }
+            contacts += 1;
+            state.x.set(i, x + depth * n);
+            let rel = state.v.get(i) - u;
+            let vn = rel.dot(n);
+            if vn >= 0.0 {
+                continue;
+            }
+            let vt = rel - vn * n;
+            let dvn = (1.0 + restitution) * -vn;
+            let vt_len = vt.length();
+            let vt_new = if vt_len > 0.0 { vt * (1.0 - friction * dvn / vt_len).max(0.0) } else { vt };
+            state.v.set(i, u + vt_new - restitution * vn * n);
+        }
+        self.contacts = contacts;
+    }
+
+    fn parameters(&self) -> Vec<Parameter> {
+        vec![
+            Parameter { key: "restitution".into(), value: self.surface.restitution, unit: "", min: 0.0, max: 1.0 },
+            Parameter { key: "friction".into(), value: self.surface.friction, unit: "", min: 0.0, max: 2.0 },
+        ]
+    }
+
+    fn set_parameter(&mut self, key: &str, value: f64) -> Result<(), ParameterError> {
+        let bad = |why: &str| ParameterError::Invalid { key: key.into(), value, why: why.into() };
+        match key {
+            "restitution" if (0.0..=1.0).contains(&value) => self.surface.restitution = value,
+            "restitution" => return Err(bad("must lie in [0, 1]")),
+            "friction" if value.is_finite() && value >= 0.0 => self.surface.friction = value,
+            "friction" => return Err(bad("must be finite and ≥ 0")),
+            _ => return Err(ParameterError::Unknown { key: key.into(), known: "restitution, friction".into() }),
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,50 @@
+//! Drivers: particles moved along a prescribed path (an oscillating attachment point,
+//! an edge pulled at a set speed). Driven particles are pinned (zero inverse mass), so
+//! integrators leave them on their velocity; after each step the driver puts them
+//! exactly on the path: x = x₀ + d(t), v = d'(t).
+
+use glam::DVec3;
+
+use super::{Constraint, ConstraintContext, Motion};
+use crate::model::State;
+
+/// A set of particles moving together along a [`Motion`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct Driver {
+    /// Name for reports.
+    pub name: String,
+    /// Driven particles.
+    pub particles: Vec<usize>,
+    /// Their positions at t = 0, m.
+    pub anchors: Vec<DVec3>,
+    /// The path.
+    pub motion: Motion,
+}
+
+impl Driver {
+    /// Drives `particles` from their positions in `state` along `motion`.
+    #[must_use]
+    pub fn new(name: &str, particles: Vec<usize>, state: &State, motion: Motion) -> Self {
+        let anchors = particles.iter().map(|&i| state.x.get(i)).collect();
+        Self { name: name.to_owned(), particles, anchors, motion }
+    }
+
+    /// Places the driven particles for time `t` (s).
+    pub fn place(&self, state: &mut State, t: f64) {
+        let (d, u) = (self.motion.offset(t), self.motion.velocity(t));
+        for (&i, &x0) in self.particles.iter().zip(&self.anchors) {
+            state.x.set(i, x0 + d);
+            state.v.set(i, u);
+        }
+    }
+}
+
+impl Constraint for Driver {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn project(&mut self, ctx: &ConstraintContext<'_>, state: &mut State) {
+        self.place(state, ctx.t);
+    }
+}

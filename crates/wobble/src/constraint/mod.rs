@@ -1,0 +1,53 @@
+//! Constraints: rules that project the state after (or inside) a step.
+//!
+//! A constraint moves particles onto its admissible set and fixes their velocities
+//! to match: colliders push particles out of planes and spheres and reflect their
+//! normal velocity; drivers set particles on a prescribed path. Position-only
+//! corrections change the velocity by Δx/h so that every integrator — Verlet
+//! included, whose previous position is x − h v — sees the same corrected motion.
+//! Pins are not constraints: a pinned particle has zero inverse mass (see
+//! [`crate::model::Particles`]) and no integrator moves it.
+
+use std::fmt::Debug;
+
+use crate::force::{Parameter, ParameterError};
+use crate::model::{Particles, State};
+
+pub mod collider;
+pub mod driver;
+pub mod motion;
+
+pub use collider::{Collider, Shape, Surface};
+pub use driver::Driver;
+pub use motion::Motion;
+
+/// What a constraint sees: particle properties, the time at the end of the step (s)
+/// and the step length (s).
+#[derive(Clone, Copy, Debug)]
+pub struct ConstraintContext<'a> {
+    /// Masses and pins.
+    pub particles: &'a Particles,
+    /// Time at the end of the step being corrected, s.
+    pub t: f64,
+    /// Step length, s.
+    pub h: f64,
+}
+
+/// A rule that projects the state. See the module docs.
+pub trait Constraint: Send + Sync + Debug {
+    /// Short name for reports and parameter keys.
+    fn name(&self) -> &str;
+
+    /// Projects `state` onto the constraint.
+    fn project(&mut self, ctx: &ConstraintContext<'_>, state: &mut State);
+
+    /// Live-tunable parameters.
+    fn parameters(&self) -> Vec<Parameter> {
+        Vec::new()
+    }
+
+    /// Sets a parameter by key.
+    fn set_parameter(&mut self, key: &str, _value: f64) -> Result<(), ParameterError> {
+        Err(ParameterError::Unknown { key: key.to_owned(), known: crate::force::known_keys(&self.parameters()) })
+    }
+}

@@ -1,0 +1,298 @@
+//! Integrators: advance a [`State`] by one time step h.
+//!
+//! An integrator sees the simulated system only through [`System`]: it can ask for
+//! forces or accelerations at any trial state, for the force Jacobian, and for the
+//! constraints to be projected. So every integrator works with every force model.
+//! Integrators own their scratch space (trial states, stage derivatives), allocated
+//! on the first step and reused afterwards: no allocation per step.
+//!
+//! | method | file | order | notes |
+//! |---|---|---|---|
+//! | explicit Euler | [`euler`] | 1 | y += h f(y); unstable for undamped oscillation |
+//! | symplectic Euler | [`euler`] | 1 | v += h a(x, v); x += h v (new v) |
+//! | Heun | [`heun`] | 2 | what 004 calls "midpoint": y += h/2 (k1 + k2), k2 = f(y + h k1) |
+//! | midpoint | [`midpoint`] | 2 | y += h f(y + h/2 k1) |
+//! | RK4 | [`rk4`] | 4 | classic Runge–Kutta |
+//! | Verlet | [`verlet`] | 2 | position Verlet with Jakobsen's drag δ (003) |
+//!
+//! Rotational state (oriented particles, rigid bodies) is advanced by the same
+//! scheme: q' = ½ [ω, 0] ⊗ q with ω in the world frame, ω' = I⁻¹ (τ − ω × I ω), and
+//! q is renormalised after every update.
+
+use std::fmt;
+use std::str::FromStr;
+
+use glam::{DQuat, DVec3};
+
+use crate::force::{JacobianSink, Loads};
+use crate::model::{Particles, State, Vec3s};
+use crate::par;
+
+pub mod euler;
+pub mod heun;
+pub mod midpoint;
+pub mod rk4;
+pub mod verlet;
+
+pub use euler::{ExplicitEuler, SymplecticEuler};
+pub use heun::Heun;
+pub use midpoint::Midpoint;
+pub use rk4::Rk4;
+pub use verlet::{DEFAULT_VERLET_DRAG, Verlet};
+
+/// What an integrator may ask of the system it advances.
+pub trait System {
+    /// Per-particle masses, inertia and pins.
+    fn particles(&self) -> &Particles;
+
+    /// True when some particle has rotational degrees of freedom.
+    fn rotational(&self) -> bool;
+
+    /// Total forces and torques at `state` (time `t`, s) into `out` (overwritten).
+    fn loads(&mut self, state: &State, t: f64, out: &mut Loads);
+
+    /// Linear and angular accelerations at `state` into `out` (overwritten):
+    /// a = f / m, α = I⁻¹ (τ − ω × I ω); zero for pinned particles.
+    fn accelerations(&mut self, state: &State, t: f64, out: &mut Loads) {
+        self.loads(state, t, out);
+        let rotational = self.rotational();
+        loads_to_accelerations(self.particles(), state, out, rotational);
+    }
+
+    /// Adds the Jacobian blocks of the total force at `state`.
+    fn jacobian(&mut self, state: &State, t: f64, sink: &mut dyn JacobianSink);
+
+    /// Projects the constraints (collisions, drivers, sticks, limits) onto `state`
+    /// at the end of a step of length `h` ending at time `t`.
+    fn project(&mut self, state: &mut State, t: f64, h: f64);
+}
+
+/// What a step reports beyond the new state (iterative solvers fill it in).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct StepReport {
+    /// Linear-solver iterations in this step (0 for explicit methods).
+    pub iterations: u32,
+    /// Final relative residual of the linear solve (0 for explicit methods).
+    pub residual: f64,
+}
+
+/// Why a step failed.
+#[derive(Clone, Debug, thiserror::Error, PartialEq)]
+pub enum IntegratorError {
+    /// A linear solve did not converge.
+    #[error("the linear solver did not converge in {iterations} iterations (relative residual {residual:.3e})")]
+    NoConvergence {
+        /// Iterations performed.
+        iterations: u32,
+        /// Residual reached.
+        residual: f64,
+    },
+}
+
+/// A time-stepping method. See the module docs for the list.
+pub trait Integrator: Send + fmt::Debug {
+    /// The method's name as used in scene files.
+    fn name(&self) -> &'static str;
+
+    /// Advances `state` from time `t` by `h` seconds. Constraints are the caller's
+    /// to project afterwards unless the method projects inside its own loop.
+    fn step(&mut self, sys: &mut dyn System, state: &mut State, t: f64, h: f64)
+    -> Result<StepReport, IntegratorError>;
+}
+
+/// The integrators a scene can name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum IntegratorKind {
+    /// Forward Euler.
+    ExplicitEuler,
+    /// Semi-implicit (symplectic) Euler.
+    SymplecticEuler,
+    /// Heun's method (004's "midpoint").
+    Heun,
+    /// Explicit midpoint.
+    Midpoint,
+    /// Classic fourth-order Runge–Kutta.
+    Rk4,
+    /// Position Verlet with Jakobsen's drag.
+    Verlet,
+}
+
+impl IntegratorKind {
+    /// Every kind, in the order of the convergence table.
+    pub const ALL: [IntegratorKind; 6] = [
+        IntegratorKind::ExplicitEuler,
+        IntegratorKind::SymplecticEuler,
+        IntegratorKind::Heun,
+        IntegratorKind::Midpoint,
+        IntegratorKind::Rk4,
+        IntegratorKind::Verlet,
+    ];
+
+    /// Name in scene files.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            IntegratorKind::ExplicitEuler => "euler",
+            IntegratorKind::SymplecticEuler => "symplectic-euler",
+            IntegratorKind::Heun => "heun",
+            IntegratorKind::Midpoint => "midpoint",
+            IntegratorKind::Rk4 => "rk4",
+            IntegratorKind::Verlet => "verlet",
+        }
+    }
+
+    /// Global order of accuracy.
+    #[must_use]
+    pub fn order(self) -> u32 {
+        match self {
+            IntegratorKind::ExplicitEuler | IntegratorKind::SymplecticEuler => 1,
+            IntegratorKind::Heun | IntegratorKind::Midpoint | IntegratorKind::Verlet => 2,
+            IntegratorKind::Rk4 => 4,
+        }
+    }
+
+    /// Force evaluations per step.
+    #[must_use]
+    pub fn evaluations(self) -> u32 {
+        match self {
+            IntegratorKind::ExplicitEuler | IntegratorKind::SymplecticEuler | IntegratorKind::Verlet => 1,
+            IntegratorKind::Heun | IntegratorKind::Midpoint => 2,
+            IntegratorKind::Rk4 => 4,
+        }
+    }
+
+    /// A new integrator of this kind. `verlet_drag` is Jakobsen's δ (used by Verlet
+    /// only).
+    #[must_use]
+    pub fn create(self, verlet_drag: f64) -> Box<dyn Integrator> {
+        match self {
+            IntegratorKind::ExplicitEuler => Box::new(ExplicitEuler::default()),
+            IntegratorKind::SymplecticEuler => Box::new(SymplecticEuler::default()),
+            IntegratorKind::Heun => Box::new(Heun::default()),
+            IntegratorKind::Midpoint => Box::new(Midpoint::default()),
+            IntegratorKind::Rk4 => Box::new(Rk4::default()),
+            IntegratorKind::Verlet => Box::new(Verlet::new(verlet_drag)),
+        }
+    }
+
+    /// Comma-separated list of names, for error messages.
+    #[must_use]
+    pub fn names() -> String {
+        IntegratorKind::ALL.map(|k| k.name()).join(", ")
+    }
+}
+
+impl fmt::Display for IntegratorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// An integrator name that is not known.
+#[derive(Debug, thiserror::Error, PartialEq)]
+#[error("unknown integrator `{0}`; choose one of: {list}", list = IntegratorKind::names())]
+pub struct UnknownIntegrator(pub String);
+
+impl FromStr for IntegratorKind {
+    type Err = UnknownIntegrator;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        IntegratorKind::ALL.into_iter().find(|k| k.name() == s).ok_or_else(|| UnknownIntegrator(s.to_owned()))
+    }
+}
+
+/// Componentwise `dst = op(dst, src)` over vector arrays.
+pub(crate) fn vec_apply(dst: &mut Vec3s, src: &Vec3s, op: impl Fn(f64, f64) -> f64 + Sync + Send + Copy) {
+    par::apply(&mut dst.x, &src.x, op);
+    par::apply(&mut dst.y, &src.y, op);
+    par::apply(&mut dst.z, &src.z, op);
+}
+
+/// Componentwise `dst = op(base, k)` over vector arrays.
+pub(crate) fn vec_set(dst: &mut Vec3s, base: &Vec3s, k: &Vec3s, op: impl Fn(f64, f64) -> f64 + Sync + Send + Copy) {
+    par::set(&mut dst.x, &base.x, &k.x, op);
+    par::set(&mut dst.y, &base.y, &k.y, op);
+    par::set(&mut dst.z, &base.z, &k.z, op);
+}
+
+/// Turns forces and torques into accelerations in place: a = w f with w the inverse
+/// mass (0 for pinned particles); α = I_w⁻¹ (τ − ω × I_w ω) with the world-frame
+/// inertia I_w = R diag(I) Rᵀ.
+pub fn loads_to_accelerations(particles: &Particles, state: &State, loads: &mut Loads, rotational: bool) {
+    let w = &particles.inv_mass;
+    par::apply(&mut loads.f.x, w, |f, w| f * w);
+    par::apply(&mut loads.f.y, w, |f, w| f * w);
+    par::apply(&mut loads.f.z, w, |f, w| f * w);
+    rotational_accelerations(particles, state, loads, rotational);
+}
+
+/// Turns torques into angular accelerations in place (see
+/// [`loads_to_accelerations`]); does nothing unless `rotational`.
+pub fn rotational_accelerations(particles: &Particles, state: &State, loads: &mut Loads, rotational: bool) {
+    if rotational {
+        for i in 0..state.len() {
+            if particles.inv_inertia[i] == DVec3::ZERO {
+                loads.tau.set(i, DVec3::ZERO);
+                continue;
+            }
+            let q = state.q[i];
+            let omega = state.w.get(i);
+            let iw = particles.world_inertia(i, q);
+            let torque = loads.tau.get(i) - omega.cross(iw * omega);
+            loads.tau.set(i, particles.world_inv_inertia(i, q) * torque);
+        }
+    }
+}
+
+/// Time derivative of an orientation q under world-frame angular velocity ω:
+/// q' = ½ [ω, 0] ⊗ q.
+#[inline]
+#[must_use]
+pub fn quat_derivative(q: DQuat, omega: DVec3) -> DQuat {
+    DQuat::from_xyzw(omega.x, omega.y, omega.z, 0.0) * q * 0.5
+}
+
+/// One stage derivative of the full state: (ẋ, v̇, q̇, ω̇).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Deriv {
+    /// ẋ = v at the stage.
+    pub dx: Vec3s,
+    /// v̇ = a and ω̇ = α at the stage.
+    pub acc: Loads,
+    /// q̇ at the stage (empty when nothing rotates).
+    pub dq: Vec<DQuat>,
+}
+
+impl Deriv {
+    /// Evaluates the derivative of `state` at time `t`.
+    pub fn eval(&mut self, sys: &mut dyn System, state: &State, t: f64) {
+        self.dx.copy_from(&state.v);
+        sys.accelerations(state, t, &mut self.acc);
+        if sys.rotational() {
+            self.dq.clear();
+            self.dq.extend(state.q.iter().zip(0..state.len()).map(|(q, i)| quat_derivative(*q, state.w.get(i))));
+        }
+    }
+}
+
+/// `out = base + h k` for a stage, with q renormalised.
+pub(crate) fn stage(out: &mut State, base: &State, h: f64, k: &Deriv, rotational: bool) {
+    vec_set(&mut out.x, &base.x, &k.dx, move |b, d| b + h * d);
+    vec_set(&mut out.v, &base.v, &k.acc.f, move |b, d| b + h * d);
+    if rotational {
+        vec_set(&mut out.w, &base.w, &k.acc.tau, move |b, d| b + h * d);
+        for ((q, b), d) in out.q.iter_mut().zip(&base.q).zip(&k.dq) {
+            *q = (*b + *d * h).normalize();
+        }
+    } else {
+        out.w.copy_from(&base.w);
+        out.q.clone_from(&base.q);
+    }
+}
+
+/// Advances a unit quaternion by angular velocity ω over h:
+/// q ← normalize(q + h ½ [ω, 0] q) (notes §6).
+#[inline]
+#[must_use]
+pub fn advance_orientation(q: DQuat, omega: DVec3, h: f64) -> DQuat {
+    (q + quat_derivative(q, omega) * h).normalize()
+}

@@ -1,0 +1,119 @@
+//! Measurements of a world: energies, momenta, strain, bounds, enclosed volume.
+//! Outputs only read these; nothing here changes the world.
+
+use glam::DVec3;
+
+use crate::force::{ForceContext, StrainStats};
+use crate::model::{Particles, State, Vec3s};
+use crate::world::World;
+
+/// One row of the metrics table.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Metrics {
+    /// Simulation time, s.
+    pub time: f64,
+    /// Steps taken.
+    pub step: u64,
+    /// Kinetic energy, translational + rotational, J.
+    pub kinetic: f64,
+    /// Potential energy of every force term (gravity, springs, drag spring, ...), J.
+    pub potential: f64,
+    /// kinetic + potential, J.
+    pub total: f64,
+    /// Linear momentum Σ m v, kg m/s.
+    pub momentum: DVec3,
+    /// Angular momentum about the origin, Σ m x × v + Σ I ω, kg m²/s.
+    pub angular_momentum: DVec3,
+    /// Spring strain (r − L)/L over every spring.
+    pub strain_mean: f64,
+    /// Largest spring strain.
+    pub strain_max: f64,
+    /// Minimum corner of the bounding box, m.
+    pub bbox_min: DVec3,
+    /// Maximum corner of the bounding box, m.
+    pub bbox_max: DVec3,
+    /// Total volume enclosed by closed bodies, m³ (area, m², for closed 2D loops);
+    /// `None` when no body is closed.
+    pub volume: Option<f64>,
+    /// Linear-solver iterations in the last step.
+    pub iterations: u32,
+    /// Linear-solver relative residual in the last step.
+    pub residual: f64,
+}
+
+/// Axis-aligned bounds of `x` (zero box when empty).
+#[must_use]
+pub fn bounding_box(x: &Vec3s) -> (DVec3, DVec3) {
+    if x.is_empty() {
+        return (DVec3::ZERO, DVec3::ZERO);
+    }
+    x.iter().fold((DVec3::INFINITY, DVec3::NEG_INFINITY), |(lo, hi), p| (lo.min(p), hi.max(p)))
+}
+
+/// True when every position is finite and every particle's kinetic energy
+/// ½ m |v|² is finite and at most `limit` (J). Order-independent, so the verdict
+/// does not depend on the thread count; cheap enough to run every step.
+#[must_use]
+pub fn healthy(particles: &Particles, state: &State, limit: f64) -> bool {
+    use rayon::prelude::*;
+    let n = state.len();
+    let ok = |i: usize| {
+        let (vx, vy, vz) = (state.v.x[i], state.v.y[i], state.v.z[i]);
+        let ke = 0.5 * particles.mass[i] * (vx * vx + vy * vy + vz * vz);
+        ke <= limit && (state.x.x[i] + state.x.y[i] + state.x.z[i]).is_finite()
+    };
+    let bs = crate::par::block_len(n);
+    if bs >= n {
+        (0..n).all(ok)
+    } else {
+        (0..n).into_par_iter().with_min_len(bs).all(ok)
+    }
+}
+
+/// Measures `world`.
+#[must_use]
+pub fn measure(world: &World) -> Metrics {
+    let (p, s) = (&world.particles, &world.state);
+    let mut kinetic = 0.0;
+    let mut momentum = DVec3::ZERO;
+    let mut angular = DVec3::ZERO;
+    for i in 0..s.len() {
+        let (x, v, m) = (s.x.get(i), s.v.get(i), p.mass[i]);
+        kinetic += 0.5 * m * v.length_squared();
+        momentum += m * v;
+        angular += m * x.cross(v);
+        if p.inertia[i] != DVec3::ZERO {
+            let w = s.w.get(i);
+            let iw = p.world_inertia(i, s.q[i]) * w;
+            kinetic += 0.5 * w.dot(iw);
+            angular += iw;
+        }
+    }
+    let ctx = ForceContext { particles: p, state: s, t: world.time() };
+    let potential: f64 =
+        world.forces.iter().map(|t| t.potential_energy(&ctx)).sum::<f64>() + {
+            use crate::force::ForceTerm;
+            world.drag.potential_energy(&ctx)
+        };
+    let strain = world.forces.iter().filter_map(|t| t.strain(s)).fold(StrainStats::default(), StrainStats::merge);
+    let (bbox_min, bbox_max) = bounding_box(&s.x);
+    let volumes: Vec<f64> =
+        world.topology.bodies.iter().filter_map(|b| world.topology.enclosed_volume(b, &s.x)).collect();
+    let report = world.last_report();
+    Metrics {
+        time: world.time(),
+        step: world.steps(),
+        kinetic,
+        potential,
+        total: kinetic + potential,
+        momentum,
+        angular_momentum: angular,
+        strain_mean: strain.mean(),
+        strain_max: if strain.count == 0 { 0.0 } else { strain.max },
+        bbox_min,
+        bbox_max,
+        volume: (!volumes.is_empty()).then(|| volumes.iter().sum()),
+        iterations: report.iterations,
+        residual: report.residual,
+    }
+}

@@ -1,0 +1,109 @@
+//! Deterministic data parallelism shared by every per-particle pass.
+//!
+//! All parallel passes split the particles into the same contiguous blocks, so that
+//! with a fixed thread pool each core tends to touch the same particles in every
+//! pass of a step and keeps them in its own cache. Results never depend on the
+//! split: per-particle passes are elementwise, and the spring kernel fixes its
+//! summation order by the data (see [`crate::force::spring`]).
+
+use rayon::prelude::*;
+
+use crate::model::Vec3s;
+
+/// Fewest particles per parallel block; smaller systems run on one thread.
+pub const MIN_BLOCK: usize = 1024;
+
+/// Particles per block for `n` particles on the current rayon pool: `n` (one block,
+/// no threading) on one thread or for small systems, else a split into up to four
+/// blocks per thread.
+#[must_use]
+pub fn block_len(n: usize) -> usize {
+    let threads = rayon::current_num_threads();
+    let blocks = if threads <= 1 { 1 } else { (4 * threads).min(n / MIN_BLOCK).max(1) };
+    n.div_ceil(blocks).max(1)
+}
+
+/// `dst[i] = op(dst[i], src[i])` for every i.
+pub fn apply(dst: &mut [f64], src: &[f64], op: impl Fn(f64, f64) -> f64 + Sync + Send + Copy) {
+    let bs = block_len(dst.len());
+    let serial = |d: &mut [f64], s: &[f64]| {
+        for (d, s) in d.iter_mut().zip(s) {
+            *d = op(*d, *s);
+        }
+    };
+    if bs >= dst.len() {
+        serial(dst, src);
+    } else {
+        dst.par_chunks_mut(bs).zip(src.par_chunks(bs)).for_each(|(d, s)| serial(d, s));
+    }
+}
+
+/// `dst[i] = op(a[i], b[i])` for every i.
+pub fn set(dst: &mut [f64], a: &[f64], b: &[f64], op: impl Fn(f64, f64) -> f64 + Sync + Send + Copy) {
+    let bs = block_len(dst.len());
+    let serial = |d: &mut [f64], a: &[f64], b: &[f64]| {
+        for ((d, a), b) in d.iter_mut().zip(a).zip(b) {
+            *d = op(*a, *b);
+        }
+    };
+    if bs >= dst.len() {
+        serial(dst, a, b);
+    } else {
+        dst.par_chunks_mut(bs).zip(a.par_chunks(bs)).zip(b.par_chunks(bs)).for_each(|((d, a), b)| serial(d, a, b));
+    }
+}
+
+/// Fills `dst` with `value`.
+pub fn fill(dst: &mut [f64], value: f64) {
+    let bs = block_len(dst.len());
+    if bs >= dst.len() {
+        dst.fill(value);
+    } else {
+        dst.par_chunks_mut(bs).for_each(|d| d.fill(value));
+    }
+}
+
+/// Sets every vector of `v` to zero, in one parallel region.
+pub fn zero3(v: &mut Vec3s) {
+    let bs = block_len(v.len());
+    let [x, y, z] = v.components_mut();
+    if bs >= x.len() {
+        x.fill(0.0);
+        y.fill(0.0);
+        z.fill(0.0);
+    } else {
+        x.par_chunks_mut(bs).zip(y.par_chunks_mut(bs)).zip(z.par_chunks_mut(bs)).for_each(|((x, y), z)| {
+            x.fill(0.0);
+            y.fill(0.0);
+            z.fill(0.0);
+        });
+    }
+}
+
+/// For every particle i and axis: `(v, x) = op(v, x, f, w)` with v, x updated in
+/// place from force f and inverse mass w: one fused parallel pass over six arrays
+/// (the velocity and position updates of symplectic Euler and Verlet).
+pub fn update_vx(v: &mut Vec3s, x: &mut Vec3s, f: &Vec3s, w: &[f64], op: impl Fn(f64, f64, f64, f64) -> (f64, f64) + Sync + Send + Copy) {
+    let bs = block_len(v.len());
+    let serial = |v: [&mut [f64]; 3], x: [&mut [f64]; 3], f: [&[f64]; 3], w: &[f64]| {
+        for ((v, x), f) in v.into_iter().zip(x).zip(f) {
+            let n = v.len().min(x.len()).min(f.len()).min(w.len());
+            for i in 0..n {
+                (v[i], x[i]) = op(v[i], x[i], f[i], w[i]);
+            }
+        }
+    };
+    let [vx, vy, vz] = v.components_mut();
+    let [xx, xy, xz] = x.components_mut();
+    let [fx, fy, fz] = f.components();
+    if bs >= vx.len() {
+        serial([vx, vy, vz], [xx, xy, xz], [fx, fy, fz], w);
+        return;
+    }
+    let vi = vx.par_chunks_mut(bs).zip(vy.par_chunks_mut(bs)).zip(vz.par_chunks_mut(bs));
+    let xi = xx.par_chunks_mut(bs).zip(xy.par_chunks_mut(bs)).zip(xz.par_chunks_mut(bs));
+    let fi = fx.par_chunks(bs).zip(fy.par_chunks(bs)).zip(fz.par_chunks(bs));
+    vi.zip(xi).zip(fi).zip(w.par_chunks(bs)).for_each(|(((((vx, vy), vz), ((xx, xy), xz)), ((fx, fy), fz)), w)| {
+        serial([vx, vy, vz], [xx, xy, xz], [fx, fy, fz], w);
+    });
+}

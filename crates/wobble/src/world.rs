@@ -1,0 +1,526 @@
+//! [`World`]: the model, its force terms and constraints, and the step that advances
+//! them.
+//!
+//! # The step
+//! [`World::step`] runs these stages, in this order:
+//!
+//! 1. **Inputs** — scripted drags grab, move their cursor, or release, for the time
+//!    at the start of the step.
+//! 2. **Integrate** — the integrator advances the state by h, evaluating the force
+//!    terms (and the drag spring) through [`System`] as often as its method needs.
+//! 3. **Project** — constraints (drivers, colliders, ...) are projected, in the order
+//!    they were added, `constraint_iterations` times.
+//! 4. **Advance the clock** — t += h, step += 1.
+//! 5. **Check health** — a non-finite value, or one particle with a kinetic energy
+//!    beyond [`RUNAWAY_FACTOR`] times the world's energy scale, stops the world with a
+//!    [`BlowUp`] naming the step, the particle and the stable time-step estimate.
+
+use glam::DVec3;
+
+use crate::constraint::{Constraint, ConstraintContext};
+use crate::force::{
+    DragSpring, DragSpringParams, ForceContext, ForceTerm, JacobianSink, Loads, Parameter, ParameterError,
+};
+use crate::integrate::{Integrator, IntegratorError, IntegratorKind, StepReport, System, DEFAULT_VERLET_DRAG};
+use crate::interact::{self, ScriptedDrag};
+use crate::metrics::{self, Metrics};
+use crate::model::{Particles, State, Topology};
+use crate::stability::{self, Stability};
+
+/// Default time step, s.
+pub const DEFAULT_DT: f64 = 1e-3;
+/// A world blows up when one particle's kinetic energy exceeds this many times the
+/// world's energy scale (see [`World::energy_scale`]). Unstable integration grows
+/// exponentially, so the step at which it is crossed hardly depends on the factor.
+pub const RUNAWAY_FACTOR: f64 = 1e4;
+/// Reference acceleration in the energy scale, m/s² (standard gravity).
+const ENERGY_SCALE_ACCELERATION: f64 = 9.81;
+
+/// Stepping parameters.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SimParams {
+    /// Time step h, s (default [`DEFAULT_DT`]).
+    pub dt: f64,
+    /// Integration method (default symplectic Euler).
+    pub integrator: IntegratorKind,
+    /// Jakobsen's drag δ for Verlet (default [`DEFAULT_VERLET_DRAG`]).
+    pub verlet_drag: f64,
+    /// Passes over the constraints after each step (default 1; more lets
+    /// interacting constraints settle, as in Jakobsen's relaxation).
+    pub constraint_iterations: u32,
+}
+
+impl Default for SimParams {
+    fn default() -> Self {
+        Self {
+            dt: DEFAULT_DT,
+            integrator: IntegratorKind::SymplecticEuler,
+            verlet_drag: DEFAULT_VERLET_DRAG,
+            constraint_iterations: 1,
+        }
+    }
+}
+
+/// A simulation that became non-finite or ran away.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error(
+    "the simulation blew up at step {step} (t = {time:.6} s): particle {particle}{body} {reason}. {advice}",
+    body = .body.as_ref().map(|b| format!(" of body `{b}`")).unwrap_or_default()
+)]
+pub struct BlowUp {
+    /// The step that produced the bad state (1-based: the first step is step 1).
+    pub step: u64,
+    /// Time at the end of that step, s.
+    pub time: f64,
+    /// The particle that showed it first (non-finite) or moved fastest (runaway).
+    pub particle: usize,
+    /// Its body, if any.
+    pub body: Option<String>,
+    /// What was seen.
+    pub reason: String,
+    /// Time step in use, s.
+    pub dt: f64,
+    /// Stable time-step estimate for the integrator in use, s (`None` when the
+    /// method is unstable at any step for an undamped system).
+    pub stable_dt: Option<f64>,
+    /// What to do about it.
+    pub advice: String,
+}
+
+/// Why a step did not happen.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum StepError {
+    /// The state became non-finite or ran away.
+    #[error(transparent)]
+    BlowUp(Box<BlowUp>),
+    /// The integrator's solver failed.
+    #[error("step {step}: {source}")]
+    Integrator {
+        /// The step.
+        step: u64,
+        /// The failure.
+        source: IntegratorError,
+    },
+    /// An earlier step blew up; reset the world to continue.
+    #[error("the world blew up earlier and must be rebuilt: {0}")]
+    Halted(Box<BlowUp>),
+}
+
+/// A simulated world. Build one with [`crate::build::WorldBuilder`].
+#[derive(Debug)]
+pub struct World {
+    /// Per-particle properties.
+    pub particles: Particles,
+    /// Current state.
+    pub state: State,
+    /// Bodies and surfaces.
+    pub topology: Topology,
+    /// Force terms, evaluated in order (the spring network first when present).
+    pub forces: Vec<Box<dyn ForceTerm>>,
+    /// The user's drag spring.
+    pub drag: DragSpring,
+    /// Constraints, projected in order after each step.
+    pub constraints: Vec<Box<dyn Constraint>>,
+    /// Scripted drags from scene files.
+    pub scripts: Vec<ScriptedDrag>,
+    integrator: Box<dyn Integrator>,
+    params: SimParams,
+    time: f64,
+    steps: u64,
+    report: StepReport,
+    rotational: bool,
+    pickable: Vec<bool>,
+    energy_scale: f64,
+    halted: Option<Box<BlowUp>>,
+}
+
+/// The view of a world that integrators get.
+struct WorldSystem<'a> {
+    particles: &'a Particles,
+    forces: &'a mut [Box<dyn ForceTerm>],
+    drag: &'a mut DragSpring,
+    constraints: &'a mut [Box<dyn Constraint>],
+    constraint_iterations: u32,
+    rotational: bool,
+}
+
+impl System for WorldSystem<'_> {
+    fn particles(&self) -> &Particles {
+        self.particles
+    }
+
+    fn rotational(&self) -> bool {
+        self.rotational
+    }
+
+    fn loads(&mut self, state: &State, t: f64, out: &mut Loads) {
+        out.clear(state.len(), self.rotational);
+        let ctx = ForceContext { particles: self.particles, state, t };
+        for term in self.forces.iter_mut() {
+            term.add_forces(&ctx, out);
+        }
+        self.drag.add_forces(&ctx, out);
+    }
+
+    fn jacobian(&mut self, state: &State, t: f64, sink: &mut dyn JacobianSink) {
+        let ctx = ForceContext { particles: self.particles, state, t };
+        for term in self.forces.iter() {
+            term.add_jacobian(&ctx, sink);
+        }
+        self.drag.add_jacobian(&ctx, sink);
+    }
+
+    fn project(&mut self, state: &mut State, t: f64, h: f64) {
+        let ctx = ConstraintContext { particles: self.particles, t, h };
+        for _ in 0..self.constraint_iterations.max(1) {
+            for c in self.constraints.iter_mut() {
+                c.project(&ctx, state);
+            }
+        }
+    }
+}
+
+impl World {
+    /// Assembles a world; use [`crate::build::WorldBuilder::build`].
+    pub(crate) fn new(
+        particles: Particles,
+        state: State,
+        topology: Topology,
+        forces: Vec<Box<dyn ForceTerm>>,
+        constraints: Vec<Box<dyn Constraint>>,
+        params: SimParams,
+    ) -> World {
+        let rotational = particles.any_rotational();
+        let pickable = topology.surface_particles(state.len());
+        let mut world = World {
+            integrator: params.integrator.create(params.verlet_drag),
+            particles,
+            state,
+            topology,
+            forces,
+            drag: DragSpring::default(),
+            constraints,
+            scripts: Vec::new(),
+            params,
+            time: 0.0,
+            steps: 0,
+            report: StepReport::default(),
+            rotational,
+            pickable,
+            energy_scale: 0.0,
+            halted: None,
+        };
+        world.energy_scale = world.compute_energy_scale();
+        world
+    }
+
+    /// M (g·D + v₀² + 1 m²/s²) with M the total mass, g = 9.81 m/s², D the bounding
+    /// box diagonal and v₀ the fastest initial speed: an energy no well-posed run of
+    /// this world comes near [`RUNAWAY_FACTOR`] times.
+    fn compute_energy_scale(&self) -> f64 {
+        let m = metrics::bounding_box(&self.state.x);
+        let diag = (m.1 - m.0).length();
+        let v0 = (0..self.state.len()).map(|i| self.state.v.get(i).length_squared()).fold(0.0, f64::max);
+        self.particles.total_mass() * (ENERGY_SCALE_ACCELERATION * diag + v0 + 1.0)
+    }
+
+    /// The energy scale used by the runaway check, J.
+    #[must_use]
+    pub fn energy_scale(&self) -> f64 {
+        self.energy_scale
+    }
+
+    /// Simulation time, s.
+    #[must_use]
+    pub fn time(&self) -> f64 {
+        self.time
+    }
+
+    /// Steps taken.
+    #[must_use]
+    pub fn steps(&self) -> u64 {
+        self.steps
+    }
+
+    /// Stepping parameters.
+    #[must_use]
+    pub fn params(&self) -> &SimParams {
+        &self.params
+    }
+
+    /// What the last step's integrator reported.
+    #[must_use]
+    pub fn last_report(&self) -> StepReport {
+        self.report
+    }
+
+    /// True when some particle rotates.
+    #[must_use]
+    pub fn rotational(&self) -> bool {
+        self.rotational
+    }
+
+    /// Sets the time step, s (must be positive and finite).
+    pub fn set_dt(&mut self, dt: f64) -> Result<(), ParameterError> {
+        if !(dt.is_finite() && dt > 0.0) {
+            return Err(ParameterError::Invalid { key: "dt".into(), value: dt, why: "must be positive".into() });
+        }
+        self.params.dt = dt;
+        Ok(())
+    }
+
+    /// Switches the integration method.
+    pub fn set_integrator(&mut self, kind: IntegratorKind) {
+        self.params.integrator = kind;
+        self.integrator = kind.create(self.params.verlet_drag);
+    }
+
+    /// Advances the world by one time step. See the module docs for the stages.
+    pub fn step(&mut self) -> Result<StepReport, StepError> {
+        if let Some(b) = &self.halted {
+            return Err(StepError::Halted(b.clone()));
+        }
+        let (t, h) = (self.time, self.params.dt);
+        // 1. Inputs.
+        interact::apply_scripts(self, t);
+        // 2. Integrate, 3. project.
+        let mut sys = WorldSystem {
+            particles: &self.particles,
+            forces: &mut self.forces,
+            drag: &mut self.drag,
+            constraints: &mut self.constraints,
+            constraint_iterations: self.params.constraint_iterations,
+            rotational: self.rotational,
+        };
+        let report = self
+            .integrator
+            .step(&mut sys, &mut self.state, t, h)
+            .map_err(|source| StepError::Integrator { step: self.steps + 1, source })?;
+        sys.project(&mut self.state, t + h, h);
+        // 4. Advance the clock.
+        self.steps += 1;
+        self.time = t + h;
+        self.report = report;
+        // 5. Check health.
+        if let Some(blow_up) = self.check_health() {
+            let blow_up = Box::new(blow_up);
+            self.halted = Some(blow_up.clone());
+            return Err(StepError::BlowUp(blow_up));
+        }
+        Ok(report)
+    }
+
+    /// Takes `n` steps, stopping at the first error.
+    pub fn run(&mut self, n: u64) -> Result<(), StepError> {
+        for _ in 0..n {
+            self.step()?;
+        }
+        Ok(())
+    }
+
+    fn check_health(&self) -> Option<BlowUp> {
+        let limit = RUNAWAY_FACTOR * self.energy_scale;
+        if metrics::healthy(&self.particles, &self.state, limit) {
+            return None;
+        }
+        let (particle, reason) = match self.state.first_non_finite() {
+            Some((i, what)) => (i, format!("has a non-finite {what}")),
+            None => {
+                let ke = |i: usize| 0.5 * self.particles.mass[i] * self.state.v.get(i).length_squared();
+                let i = (0..self.state.len()).max_by(|&a, &b| ke(a).total_cmp(&ke(b))).unwrap_or(0);
+                (
+                    i,
+                    format!(
+                        "moves at {:.3e} m/s: its kinetic energy {:.3e} J exceeds {RUNAWAY_FACTOR:.0e} times the world's energy scale ({:.3e} J)",
+                        self.state.v.get(i).length(),
+                        ke(i),
+                        self.energy_scale
+                    ),
+                )
+            }
+        };
+        let stability = self.stability();
+        let kind = self.params.integrator;
+        let stable_dt = stability.dt_for(kind);
+        let dt = self.params.dt;
+        let advice = match stable_dt {
+            Some(s) if dt > s => format!(
+                "The time step {dt:.3e} s is above the stable estimate {s:.3e} s for {kind} (the stiffest element is too stiff for its mass at this step): reduce dt below {s:.3e} s, soften the springs, or use a more stable integrator."
+            ),
+            Some(s) => format!(
+                "The time step {dt:.3e} s is within the stable estimate {s:.3e} s for {kind}; look for a collision, driver or drag that injects energy, or a spring law that stiffens sharply, and reduce dt."
+            ),
+            None => format!(
+                "{kind} is unstable at any time step without enough damping (its stability region misses the imaginary axis); add damping, reduce dt, or use symplectic-euler, verlet or rk4."
+            ),
+        };
+        Some(BlowUp {
+            step: self.steps,
+            time: self.time,
+            particle,
+            body: self.topology.body_of(particle).map(|b| b.name.clone()),
+            reason,
+            dt,
+            stable_dt,
+            advice,
+        })
+    }
+
+    /// Measures energies, momenta, strain, bounds and volume.
+    #[must_use]
+    pub fn metrics(&self) -> Metrics {
+        metrics::measure(self)
+    }
+
+    /// The stable time-step estimate from the current stiffness and masses.
+    #[must_use]
+    pub fn stability(&self) -> Stability {
+        let ctx = ForceContext { particles: &self.particles, state: &self.state, t: self.time };
+        let terms = self.forces.iter().map(|t| t.as_ref() as &dyn ForceTerm);
+        stability::estimate(&ctx, terms.chain(std::iter::once(&self.drag as &dyn ForceTerm)))
+    }
+
+    /// Pins or frees particle `i` (pinning stops it).
+    pub fn set_pinned(&mut self, i: usize, pinned: bool) {
+        self.particles.set_pinned(i, pinned);
+        if pinned {
+            self.state.v.set(i, DVec3::ZERO);
+            self.state.w.set(i, DVec3::ZERO);
+        }
+    }
+
+    /// Particles a user can grab (surface and line vertices).
+    #[must_use]
+    pub fn pickable(&self) -> &[bool] {
+        &self.pickable
+    }
+
+    /// Restricts grabbing to `mask` (e.g. a two-layer body's outer layer).
+    pub fn set_pickable(&mut self, mask: Vec<bool>) {
+        assert_eq!(mask.len(), self.state.len(), "pickable mask must cover every particle");
+        self.pickable = mask;
+    }
+
+    /// The grabbable particle nearest to `point`.
+    #[must_use]
+    pub fn pick_point(&self, point: DVec3) -> Option<usize> {
+        interact::nearest_particle(&self.state.x, &self.pickable, point)
+    }
+
+    /// The grabbable particle under a ray from `origin` along `dir`: the nearest
+    /// vertex of the first surface triangle hit, else the particle closest to the
+    /// ray within `tolerance` (m).
+    #[must_use]
+    pub fn pick_ray(&self, origin: DVec3, dir: DVec3, tolerance: f64) -> Option<usize> {
+        interact::pick_ray(&self.topology, &self.state.x, &self.pickable, origin, dir, tolerance)
+    }
+
+    /// Grabs particle `i` with the drag spring, cursor at `cursor` (m).
+    pub fn grab(&mut self, i: usize, cursor: DVec3) {
+        self.drag.grab = Some(crate::force::pointer::Grab { particle: i, cursor, cursor_velocity: DVec3::ZERO });
+    }
+
+    /// Moves the cursor of the current grab to `cursor` (m) with velocity `velocity`
+    /// (m/s); does nothing when nothing is grabbed.
+    pub fn move_cursor(&mut self, cursor: DVec3, velocity: DVec3) {
+        if let Some(g) = &mut self.drag.grab {
+            g.cursor = cursor;
+            g.cursor_velocity = velocity;
+        }
+    }
+
+    /// Releases the grabbed particle.
+    pub fn release(&mut self) {
+        self.drag.grab = None;
+    }
+
+    /// Sets the drag spring's stiffness and damping.
+    pub fn set_drag_params(&mut self, params: DragSpringParams) {
+        self.drag.params = params;
+    }
+
+    /// Every live parameter as (`"<term>.<key>"`, parameter), force terms first,
+    /// then the drag spring and the constraints.
+    #[must_use]
+    pub fn parameters(&self) -> Vec<Parameter> {
+        let mut out = Vec::new();
+        let mut push = |owner: &str, params: Vec<Parameter>| {
+            out.extend(params.into_iter().map(|mut p| {
+                p.key = format!("{owner}.{}", p.key);
+                p
+            }));
+        };
+        for t in &self.forces {
+            push(t.name(), t.parameters());
+        }
+        push(self.drag.name(), self.drag.parameters());
+        for c in &self.constraints {
+            push(c.name(), c.parameters());
+        }
+        out
+    }
+
+    /// Sets a parameter by its full key (`"springs.cloth.structural.stiffness"`,
+    /// `"gravity.g"`, `"floor.restitution"`, `"drag.stiffness"`).
+    pub fn set_parameter(&mut self, key: &str, value: f64) -> Result<(), ParameterError> {
+        let unknown = |world: &World| ParameterError::Unknown {
+            key: key.to_owned(),
+            known: crate::force::known_keys(&world.parameters()),
+        };
+        let Some((owner, rest)) = key.split_once('.') else { return Err(unknown(self)) };
+        if let Some(t) = self.forces.iter_mut().find(|t| t.name() == owner) {
+            return t.set_parameter(rest, value);
+        }
+        if owner == self.drag.name() {
+            return self.drag.set_parameter(rest, value);
+        }
+        if let Some(c) = self.constraints.iter_mut().find(|c| c.name() == owner) {
+            return c.set_parameter(rest, value);
+        }
+        Err(unknown(self))
+    }
+
+    /// Particle pairs joined by any force term (for drawing springs).
+    #[must_use]
+    pub fn segments(&self) -> Vec<[u32; 2]> {
+        let mut out = Vec::new();
+        for t in &self.forces {
+            t.segments(&mut out);
+        }
+        out
+    }
+
+    /// The force term named `name`.
+    #[must_use]
+    pub fn force(&self, name: &str) -> Option<&dyn ForceTerm> {
+        self.forces.iter().find(|t| t.name() == name).map(|t| t.as_ref())
+    }
+
+    /// Total forces and torques at the current state (for tests and diagnostics).
+    pub fn current_loads(&mut self) -> Loads {
+        let mut out = Loads::default();
+        let mut sys = WorldSystem {
+            particles: &self.particles,
+            forces: &mut self.forces,
+            drag: &mut self.drag,
+            constraints: &mut self.constraints,
+            constraint_iterations: 1,
+            rotational: self.rotational,
+        };
+        sys.loads(&self.state, self.time, &mut out);
+        out
+    }
+
+    /// Adds the total force Jacobian at the current state into `sink`.
+    pub fn current_jacobian(&mut self, sink: &mut dyn JacobianSink) {
+        let mut sys = WorldSystem {
+            particles: &self.particles,
+            forces: &mut self.forces,
+            drag: &mut self.drag,
+            constraints: &mut self.constraints,
+            constraint_iterations: 1,
+            rotational: self.rotational,
+        };
+        sys.jacobian(&self.state, self.time, sink);
+    }
+}
