@@ -1,1 +1,273 @@
-fn main(){}
+//! `wobble`: run scenes, check them, and reproduce the papers' figures.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+use clap::{Parser, Subcommand};
+use miette::{Diagnostic, NamedSource, SourceSpan};
+use wobble_scene::{Scene, SceneError, Source};
+
+mod experiments;
+mod image;
+mod output;
+mod plot;
+mod run;
+
+/// The built-in default scene (`scenes/default.toml`).
+pub const DEFAULT_SCENE: &str = include_str!("../../../scenes/default.toml");
+/// Name shown for the built-in scene.
+pub const DEFAULT_SCENE_NAME: &str = "<built-in default: scenes/default.toml>";
+
+#[derive(Parser, Debug)]
+#[command(name = "wobble", version, about = "Particle-based soft-body simulation", long_about = None)]
+struct Cli {
+    /// Worker threads (default: every core). Results are identical for any count.
+    #[arg(long, global = true)]
+    threads: Option<usize>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run a scene and write frames, metrics and a summary.
+    Run {
+        /// Scene file (default: the built-in default scene).
+        scene: Option<PathBuf>,
+        /// Simulated time, s (overrides the scene).
+        #[arg(long, conflicts_with = "steps")]
+        duration: Option<f64>,
+        /// Number of steps (overrides the scene).
+        #[arg(long)]
+        steps: Option<u64>,
+        /// Output directory (default: out/<scene name>).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Write no frame files.
+        #[arg(long)]
+        no_frames: bool,
+        /// No progress bar.
+        #[arg(long, short)]
+        quiet: bool,
+    },
+    /// Check a scene file: parse it and build its world.
+    Validate {
+        /// Scene file.
+        scene: PathBuf,
+    },
+    /// Describe a scene: counts, mass, stiffness and the stable time step.
+    Info {
+        /// Scene file (default: the built-in default scene).
+        scene: Option<PathBuf>,
+    },
+    /// Run a named experiment (a paper figure or a check) and write its data, plots
+    /// and summary.
+    Experiment {
+        /// Experiment name, or `all`.
+        name: Option<String>,
+        /// List the experiments.
+        #[arg(long)]
+        list: bool,
+        /// Output directory.
+        #[arg(long, default_value = "out/experiments")]
+        out: PathBuf,
+        /// Exit with status 1 if any experiment fails its claim.
+        #[arg(long)]
+        strict: bool,
+    },
+}
+
+/// A scene error as a miette diagnostic with the source line underlined.
+#[derive(Debug, thiserror::Error, Diagnostic)]
+#[error("{message}")]
+struct SceneDiagnostic {
+    message: String,
+    #[source_code]
+    src: NamedSource<String>,
+    #[label("here")]
+    span: SourceSpan,
+    #[help]
+    help: Option<String>,
+}
+
+impl From<&SceneError> for SceneDiagnostic {
+    fn from(e: &SceneError) -> Self {
+        let (line, col) = (e.line(), e.column());
+        SceneDiagnostic {
+            message: format!("{}:{line}:{col}: {}", e.source.name, e.message),
+            src: NamedSource::new(e.source.name.clone(), e.source.text.to_string()),
+            span: (e.span.start, e.span.len()).into(),
+            help: e.help.clone(),
+        }
+    }
+}
+
+/// Prints a scene error with its source excerpt.
+fn report_scene_error(e: &SceneError) {
+    eprintln!("{:?}", miette::Report::new(SceneDiagnostic::from(e)));
+}
+
+/// Loads a scene file, or the built-in default.
+pub fn load_scene(path: Option<&Path>) -> Result<Scene, SceneError> {
+    match path {
+        Some(p) => Scene::load(p),
+        None => Scene::parse(
+            Source::new(DEFAULT_SCENE_NAME, DEFAULT_SCENE),
+            PathBuf::from("scenes"),
+        ),
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    if let Some(n) = cli.threads {
+        if n == 0 {
+            eprintln!("error: --threads must be at least 1");
+            return ExitCode::from(2);
+        }
+        if let Err(e) = rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .build_global()
+        {
+            eprintln!("error: cannot start {n} threads: {e}");
+            return ExitCode::from(2);
+        }
+    }
+    match cli.command {
+        Command::Run {
+            scene,
+            duration,
+            steps,
+            out,
+            no_frames,
+            quiet,
+        } => {
+            let scene = match load_scene(scene.as_deref()) {
+                Ok(s) => s,
+                Err(e) => {
+                    report_scene_error(&e);
+                    return ExitCode::from(2);
+                }
+            };
+            let opts = run::RunOptions {
+                duration,
+                steps,
+                out,
+                no_frames,
+                quiet,
+            };
+            match run::run(&scene, &opts) {
+                Ok(run::RunEnd::Finished) => ExitCode::SUCCESS,
+                Ok(run::RunEnd::BlewUp) => ExitCode::from(3),
+                Err(run::RunError::Scene(e)) => {
+                    report_scene_error(&e);
+                    ExitCode::from(2)
+                }
+                Err(run::RunError::Io(msg)) => {
+                    eprintln!("error: {msg}");
+                    ExitCode::from(1)
+                }
+            }
+        }
+        Command::Validate { scene } => {
+            match load_scene(Some(&scene)).and_then(|s| s.build().map(|b| (s, b))) {
+                Ok((s, built)) => {
+                    let w = &built.world;
+                    println!(
+                        "{}: ok — {} bodies, {} particles, {} springs, {} steps of {} s with {}",
+                        scene.display(),
+                        w.topology.bodies.len(),
+                        w.state.len(),
+                        w.segments().len(),
+                        s.simulation.total_steps(),
+                        s.simulation.dt,
+                        s.simulation.integrator
+                    );
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    report_scene_error(&e);
+                    ExitCode::from(2)
+                }
+            }
+        }
+        Command::Info { scene } => {
+            match load_scene(scene.as_deref()).and_then(|s| s.build().map(|b| (s, b))) {
+                Ok((s, built)) => {
+                    print!("{}", run::info_text(&s, &built));
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    report_scene_error(&e);
+                    ExitCode::from(2)
+                }
+            }
+        }
+        Command::Experiment {
+            name,
+            list,
+            out,
+            strict,
+        } => experiment_command(name, list, &out, strict),
+    }
+}
+
+fn experiment_command(name: Option<String>, list: bool, out: &Path, strict: bool) -> ExitCode {
+    let registry = experiments::registry();
+    if list || name.is_none() {
+        println!("Experiments (run one with `wobble experiment NAME --out DIR`, or `all`):");
+        for e in &registry {
+            println!("  {:<28} {}", e.name, e.title);
+        }
+        return if list {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::from(2)
+        };
+    }
+    let name = name.unwrap_or_default();
+    let chosen: Vec<&experiments::Experiment> = if name == "all" {
+        registry.iter().collect()
+    } else {
+        match registry.iter().find(|e| e.name == name) {
+            Some(e) => vec![e],
+            None => {
+                let names: Vec<&str> = registry.iter().map(|e| e.name).collect();
+                let hint = wobble_scene::error::nearest(&name, names.iter().copied())
+                    .map(|s| format!(" Did you mean `{s}`?"))
+                    .unwrap_or_default();
+                eprintln!(
+                    "error: unknown experiment `{name}`.{hint} Experiments: {}",
+                    names.join(", ")
+                );
+                return ExitCode::from(2);
+            }
+        }
+    };
+    let mut failed = 0;
+    for e in chosen {
+        let t0 = Instant::now();
+        match experiments::run(e, out) {
+            Ok(o) => {
+                let verdict = if o.passed { "PASS" } else { "FAIL" };
+                println!(
+                    "{verdict}  {:<28} {:>7.1} s  {}",
+                    e.name,
+                    t0.elapsed().as_secs_f64(),
+                    out.join(e.name).join("summary.md").display()
+                );
+                failed += usize::from(!o.passed);
+            }
+            Err(msg) => {
+                println!("ERROR {:<28} {msg}", e.name);
+                failed += 1;
+            }
+        }
+    }
+    if strict && failed > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}

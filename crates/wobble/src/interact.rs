@@ -14,9 +14,11 @@ use crate::world::World;
 /// The particle with `mask[i]` nearest to `point`.
 #[must_use]
 pub fn nearest_particle(x: &Vec3s, mask: &[bool], point: DVec3) -> Option<usize> {
-    (0..x.len())
-        .filter(|&i| mask[i])
-        .min_by(|&a, &b| x.get(a).distance_squared(point).total_cmp(&x.get(b).distance_squared(point)))
+    (0..x.len()).filter(|&i| mask[i]).min_by(|&a, &b| {
+        x.get(a)
+            .distance_squared(point)
+            .total_cmp(&x.get(b).distance_squared(point))
+    })
 }
 
 /// Ray–triangle intersection (Möller–Trumbore): the ray parameter of the hit.
@@ -46,7 +48,14 @@ fn ray_triangle(o: DVec3, d: DVec3, a: DVec3, b: DVec3, c: DVec3) -> Option<f64>
 /// else the grabbable particle closest to the ray (in front of its origin) within
 /// `tolerance` m.
 #[must_use]
-pub fn pick_ray(topology: &Topology, x: &Vec3s, mask: &[bool], origin: DVec3, dir: DVec3, tolerance: f64) -> Option<usize> {
+pub fn pick_ray(
+    topology: &Topology,
+    x: &Vec3s,
+    mask: &[bool],
+    origin: DVec3,
+    dir: DVec3,
+    tolerance: f64,
+) -> Option<usize> {
     let d = dir.normalize_or_zero();
     if d == DVec3::ZERO {
         return None;
@@ -65,10 +74,11 @@ pub fn pick_ray(topology: &Topology, x: &Vec3s, mask: &[bool], origin: DVec3, di
     }
     if let Some((s, tri)) = best {
         let hit = origin + d * s;
-        return tri
-            .iter()
-            .map(|&i| i as usize)
-            .min_by(|&p, &q| x.get(p).distance_squared(hit).total_cmp(&x.get(q).distance_squared(hit)));
+        return tri.iter().map(|&i| i as usize).min_by(|&p, &q| {
+            x.get(p)
+                .distance_squared(hit)
+                .total_cmp(&x.get(q).distance_squared(hit))
+        });
     }
     (0..x.len())
         .filter(|&i| mask[i])
@@ -125,8 +135,24 @@ pub struct ScriptedDrag {
 impl ScriptedDrag {
     /// A drag that has not started yet.
     #[must_use]
-    pub fn new(start: f64, end: f64, pick: PickTarget, target: CursorTarget, ramp: f64, params: DragSpringParams) -> Self {
-        Self { start, end, pick, target, ramp, params, grabbed: None, done: false }
+    pub fn new(
+        start: f64,
+        end: f64,
+        pick: PickTarget,
+        target: CursorTarget,
+        ramp: f64,
+        params: DragSpringParams,
+    ) -> Self {
+        Self {
+            start,
+            end,
+            pick,
+            target,
+            ramp,
+            params,
+            grabbed: None,
+            done: false,
+        }
     }
 
     /// Cursor position and velocity at time `t` (s) for a grab that began at `from`.
@@ -140,7 +166,11 @@ impl ScriptedDrag {
             return (to, DVec3::ZERO);
         }
         let s = ((t - self.start) / self.ramp).clamp(0.0, 1.0);
-        let v = if s < 1.0 { (to - from) / self.ramp } else { DVec3::ZERO };
+        let v = if s < 1.0 {
+            (to - from) / self.ramp
+        } else {
+            DVec3::ZERO
+        };
         (from.lerp(to, s), v)
     }
 }
@@ -178,6 +208,10 @@ pub(crate) fn apply_scripts(world: &mut World, t: f64) {
         let script = &world.scripts[k];
         let (cursor, cursor_velocity) = script.cursor(from, t);
         world.drag.params = script.params;
-        world.drag.grab = Some(Grab { particle, cursor, cursor_velocity });
+        world.drag.grab = Some(Grab {
+            particle,
+            cursor,
+            cursor_velocity,
+        });
     }
 }

@@ -47,7 +47,10 @@ pub fn bounding_box(x: &Vec3s) -> (DVec3, DVec3) {
     if x.is_empty() {
         return (DVec3::ZERO, DVec3::ZERO);
     }
-    x.iter().fold((DVec3::INFINITY, DVec3::NEG_INFINITY), |(lo, hi), p| (lo.min(p), hi.max(p)))
+    x.iter()
+        .fold((DVec3::INFINITY, DVec3::NEG_INFINITY), |(lo, hi), p| {
+            (lo.min(p), hi.max(p))
+        })
 }
 
 /// True when every position is finite and every particle's kinetic energy
@@ -89,16 +92,32 @@ pub fn measure(world: &World) -> Metrics {
             angular += iw;
         }
     }
-    let ctx = ForceContext { particles: p, state: s, t: world.time() };
-    let potential: f64 =
-        world.forces.iter().map(|t| t.potential_energy(&ctx)).sum::<f64>() + {
+    let ctx = ForceContext {
+        particles: p,
+        state: s,
+        t: world.time(),
+    };
+    let potential: f64 = world
+        .forces
+        .iter()
+        .map(|t| t.potential_energy(&ctx))
+        .sum::<f64>()
+        + {
             use crate::force::ForceTerm;
             world.drag.potential_energy(&ctx)
         };
-    let strain = world.forces.iter().filter_map(|t| t.strain(s)).fold(StrainStats::default(), StrainStats::merge);
+    let strain = world
+        .forces
+        .iter()
+        .filter_map(|t| t.strain(s))
+        .fold(StrainStats::default(), StrainStats::merge);
     let (bbox_min, bbox_max) = bounding_box(&s.x);
-    let volumes: Vec<f64> =
-        world.topology.bodies.iter().filter_map(|b| world.topology.enclosed_volume(b, &s.x)).collect();
+    let volumes: Vec<f64> = world
+        .topology
+        .bodies
+        .iter()
+        .filter_map(|b| world.topology.enclosed_volume(b, &s.x))
+        .collect();
     let report = world.last_report();
     Metrics {
         time: world.time(),

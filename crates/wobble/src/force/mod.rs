@@ -41,7 +41,10 @@ impl Loads {
     /// Zero loads for `n` particles.
     #[must_use]
     pub fn zeros(n: usize) -> Self {
-        Self { f: Vec3s::zeros(n), tau: Vec3s::zeros(n) }
+        Self {
+            f: Vec3s::zeros(n),
+            tau: Vec3s::zeros(n),
+        }
     }
 
     /// Sets every force to zero, and every torque too when `rotational` (otherwise
@@ -113,7 +116,11 @@ impl StrainStats {
     /// Mean strain, 0 when there are no springs.
     #[must_use]
     pub fn mean(&self) -> f64 {
-        if self.count == 0 { 0.0 } else { self.sum / self.count as f64 }
+        if self.count == 0 {
+            0.0
+        } else {
+            self.sum / self.count as f64
+        }
     }
 }
 
@@ -182,7 +189,8 @@ pub trait ForceTerm: Send + Sync + Debug {
     /// term couples to it, scaled as rows of M^{-1/2} K M^{-1/2}: for each element of
     /// stiffness k between i and j, `k * (w_i + sqrt(w_i w_j))` with w the inverse
     /// masses. The stable time-step estimate takes the largest row (Gershgorin).
-    fn add_stiffness_bound(&self, _ctx: &ForceContext<'_>, _k_row: &mut [f64], _c_row: &mut [f64]) {}
+    fn add_stiffness_bound(&self, _ctx: &ForceContext<'_>, _k_row: &mut [f64], _c_row: &mut [f64]) {
+    }
 
     /// Strain statistics of this term's springs, if it has any.
     fn strain(&self, _state: &State) -> Option<StrainStats> {
@@ -192,6 +200,11 @@ pub trait ForceTerm: Send + Sync + Debug {
     /// Appends the particle pairs this term connects (for drawing springs).
     fn segments(&self, _out: &mut Vec<[u32; 2]>) {}
 
+    /// Element counts by label, for reports (`[("structural springs", 1984), ...]`).
+    fn counts(&self) -> Vec<(String, usize)> {
+        Vec::new()
+    }
+
     /// Live-tunable parameters.
     fn parameters(&self) -> Vec<Parameter> {
         Vec::new()
@@ -199,7 +212,10 @@ pub trait ForceTerm: Send + Sync + Debug {
 
     /// Sets a parameter by key.
     fn set_parameter(&mut self, key: &str, _value: f64) -> Result<(), ParameterError> {
-        Err(ParameterError::Unknown { key: key.to_owned(), known: known_keys(&self.parameters()) })
+        Err(ParameterError::Unknown {
+            key: key.to_owned(),
+            known: known_keys(&self.parameters()),
+        })
     }
 }
 
@@ -209,7 +225,11 @@ pub fn known_keys(params: &[Parameter]) -> String {
     if params.is_empty() {
         return "(none)".to_owned();
     }
-    params.iter().map(|p| p.key.as_str()).collect::<Vec<_>>().join(", ")
+    params
+        .iter()
+        .map(|p| p.key.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Checks that `value` is finite and not negative, for stiffness-like parameters.
@@ -217,6 +237,10 @@ pub fn require_non_negative(key: &str, value: f64) -> Result<(), ParameterError>
     if value.is_finite() && value >= 0.0 {
         Ok(())
     } else {
-        Err(ParameterError::Invalid { key: key.to_owned(), value, why: "must be finite and ≥ 0".to_owned() })
+        Err(ParameterError::Invalid {
+            key: key.to_owned(),
+            value,
+            why: "must be finite and ≥ 0".to_owned(),
+        })
     }
 }

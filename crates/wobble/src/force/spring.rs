@@ -37,7 +37,10 @@ use std::sync::OnceLock;
 use glam::{DMat3, DVec3};
 use rayon::prelude::*;
 
-use super::{ForceContext, ForceTerm, JacobianSink, Loads, Parameter, ParameterError, StrainStats, require_non_negative};
+use super::{
+    ForceContext, ForceTerm, JacobianSink, Loads, Parameter, ParameterError, StrainStats,
+    require_non_negative,
+};
 use crate::model::{State, Vec3s};
 
 /// Shortest sequence of regularly spaced springs kept as a vectorised run.
@@ -47,7 +50,9 @@ pub const CHUNK: usize = 256;
 
 /// What a spring is for. Labels springs for reports and per-kind parameters; the
 /// force does not depend on it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum SpringKind {
     /// Along grid lines or mesh edges.
@@ -150,7 +155,11 @@ impl SpringParams {
     /// Linear spring with stiffness `k` (N/m) and damping `c` (N s/m).
     #[must_use]
     pub fn linear(k: f64, c: f64) -> Self {
-        Self { stiffness: k, damping: c, law: SpringLaw::Linear }
+        Self {
+            stiffness: k,
+            damping: c,
+            law: SpringLaw::Linear,
+        }
     }
 }
 
@@ -175,7 +184,9 @@ struct SpringSpec {
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum SpringError {
     /// An end is not a particle.
-    #[error("spring {index} ({kind}) joins particle {particle}, but there are only {count} particles")]
+    #[error(
+        "spring {index} ({kind}) joins particle {particle}, but there are only {count} particles"
+    )]
     OutOfRange {
         /// Spring index in insertion order.
         index: usize,
@@ -197,7 +208,9 @@ pub enum SpringError {
         particle: usize,
     },
     /// Rest length not positive and finite.
-    #[error("spring {index} ({kind}) between particles {a} and {b} has rest length {rest} m; it must be positive (are two particles at the same place?)")]
+    #[error(
+        "spring {index} ({kind}) between particles {a} and {b} has rest length {rest} m; it must be positive (are two particles at the same place?)"
+    )]
     BadRest {
         /// Spring index.
         index: usize,
@@ -211,7 +224,9 @@ pub enum SpringError {
         rest: f64,
     },
     /// Negative or non-finite stiffness or damping.
-    #[error("spring {index} ({kind}) has stiffness {k} N/m and damping {c} N s/m; both must be finite and ≥ 0")]
+    #[error(
+        "spring {index} ({kind}) has stiffness {k} N/m and damping {c} N s/m; both must be finite and ≥ 0"
+    )]
     BadParams {
         /// Spring index.
         index: usize,
@@ -253,12 +268,35 @@ impl SpringSet {
     }
 
     /// Adds a spring between particles `a` and `b` with rest length `rest` (m).
-    pub fn push(&mut self, a: usize, b: usize, rest: f64, params: SpringParams, kind: SpringKind, group: u16) {
-        self.springs.push(SpringSpec { a: a as u32, b: b as u32, rest, params, kind, group });
+    pub fn push(
+        &mut self,
+        a: usize,
+        b: usize,
+        rest: f64,
+        params: SpringParams,
+        kind: SpringKind,
+        group: u16,
+    ) {
+        self.springs.push(SpringSpec {
+            a: a as u32,
+            b: b as u32,
+            rest,
+            params,
+            kind,
+            group,
+        });
     }
 
     /// Adds a spring whose rest length is the current distance between its ends.
-    pub fn push_at_rest(&mut self, x: &Vec3s, a: usize, b: usize, params: SpringParams, kind: SpringKind, group: u16) {
+    pub fn push_at_rest(
+        &mut self,
+        x: &Vec3s,
+        a: usize,
+        b: usize,
+        params: SpringParams,
+        kind: SpringKind,
+        group: u16,
+    ) {
         let rest = x.get(a).distance(x.get(b));
         self.push(a, b, rest, params, kind, group);
     }
@@ -320,18 +358,38 @@ impl SpringNetwork {
         for (index, s) in set.springs.iter().enumerate() {
             for p in [s.a as usize, s.b as usize] {
                 if p >= n_particles {
-                    return Err(SpringError::OutOfRange { index, kind: s.kind, particle: p, count: n_particles });
+                    return Err(SpringError::OutOfRange {
+                        index,
+                        kind: s.kind,
+                        particle: p,
+                        count: n_particles,
+                    });
                 }
             }
             if s.a == s.b {
-                return Err(SpringError::SelfLoop { index, kind: s.kind, particle: s.a as usize });
+                return Err(SpringError::SelfLoop {
+                    index,
+                    kind: s.kind,
+                    particle: s.a as usize,
+                });
             }
             if !(s.rest.is_finite() && s.rest > 0.0) {
-                return Err(SpringError::BadRest { index, kind: s.kind, a: s.a as usize, b: s.b as usize, rest: s.rest });
+                return Err(SpringError::BadRest {
+                    index,
+                    kind: s.kind,
+                    a: s.a as usize,
+                    b: s.b as usize,
+                    rest: s.rest,
+                });
             }
             let (k, c) = (s.params.stiffness, s.params.damping);
             if !(k.is_finite() && k >= 0.0 && c.is_finite() && c >= 0.0) {
-                return Err(SpringError::BadParams { index, kind: s.kind, k, c });
+                return Err(SpringError::BadParams {
+                    index,
+                    kind: s.kind,
+                    k,
+                    c,
+                });
             }
         }
         let mut laws: Vec<SpringLaw> = Vec::new();
@@ -377,7 +435,14 @@ impl SpringNetwork {
         for &(st, len) in &run_items {
             if len >= MIN_RUN {
                 let (law, off, a0, _) = items[st];
-                runs.push(Run { a0: a0 as usize, b0: (a0 + off) as usize, s0: order.len(), len, law, uniform: None });
+                runs.push(Run {
+                    a0: a0 as usize,
+                    b0: (a0 + off) as usize,
+                    s0: order.len(),
+                    len,
+                    law,
+                    uniform: None,
+                });
                 order.extend(items[st..st + len].iter().map(|it| it.3));
             } else {
                 scattered.extend(st..st + len);
@@ -421,7 +486,10 @@ impl SpringNetwork {
             let r = run.s0..run.s0 + run.len;
             let first = (net.rest[run.s0], net.k[run.s0], net.c[run.s0]);
             let same = |v: &[f64], x: f64| v.iter().all(|&y| y.to_bits() == x.to_bits());
-            if same(&net.rest[r.clone()], first.0) && same(&net.k[r.clone()], first.1) && same(&net.c[r], first.2) {
+            if same(&net.rest[r.clone()], first.0)
+                && same(&net.k[r.clone()], first.1)
+                && same(&net.c[r], first.2)
+            {
                 run.uniform = Some(first);
             }
         }
@@ -530,7 +598,16 @@ impl SpringNetwork {
     pub fn spring_force(&self, s: usize, x: &Vec3s, v: &Vec3s) -> DVec3 {
         let (a, b) = self.ends(s);
         let law = self.laws[self.law_id[s] as usize];
-        scalar_force(law, x.get(a), x.get(b), v.get(a), v.get(b), self.rest[s], self.k[s], self.c[s])
+        scalar_force(
+            law,
+            x.get(a),
+            x.get(b),
+            v.get(a),
+            v.get(b),
+            self.rest[s],
+            self.k[s],
+            self.c[s],
+        )
     }
 
     /// Adds all spring forces with a plain loop in spring order: the reference the
@@ -569,13 +646,15 @@ impl SpringNetwork {
             return;
         }
         let [fx, fy, fz] = f.components_mut();
-        fx.par_chunks_mut(bs).zip(fy.par_chunks_mut(bs)).zip(fz.par_chunks_mut(bs)).enumerate().for_each(
-            |(bi, ((fx, fy), fz))| {
+        fx.par_chunks_mut(bs)
+            .zip(fy.par_chunks_mut(bs))
+            .zip(fz.par_chunks_mut(bs))
+            .enumerate()
+            .for_each(|(bi, ((fx, fy), fz))| {
                 let p0 = bi * bs;
                 let p1 = p0 + fx.len();
                 kernel.run_block(&view, p0, p1, [fx, fy, fz]);
-            },
-        );
+            });
     }
 
     fn add_scattered_forces(&mut self, state: &State, f: &mut Vec3s) {
@@ -599,22 +678,27 @@ impl SpringNetwork {
         let this = &*self;
         {
             let [sx, sy, sz] = scratch.components_mut();
-            sx.par_chunks_mut(CHUNK).zip(sy.par_chunks_mut(CHUNK)).zip(sz.par_chunks_mut(CHUNK)).enumerate().for_each(
-                |(ci, ((sx, sy), sz))| {
+            sx.par_chunks_mut(CHUNK)
+                .zip(sy.par_chunks_mut(CHUNK))
+                .zip(sz.par_chunks_mut(CHUNK))
+                .enumerate()
+                .for_each(|(ci, ((sx, sy), sz))| {
                     for j in 0..sx.len() {
                         let fa = this.spring_force(s0 + ci * CHUNK + j, &state.x, &state.v);
                         sx[j] = fa.x;
                         sy[j] = fa.y;
                         sz[j] = fa.z;
                     }
-                },
-            );
+                });
         }
         let (offsets, gather) = (&self.gather_offsets, &self.gather);
         let [fx, fy, fz] = f.components_mut();
         let sc = &scratch;
-        fx.par_chunks_mut(bs).zip(fy.par_chunks_mut(bs)).zip(fz.par_chunks_mut(bs)).enumerate().for_each(
-            |(bi, ((fx, fy), fz))| {
+        fx.par_chunks_mut(bs)
+            .zip(fy.par_chunks_mut(bs))
+            .zip(fz.par_chunks_mut(bs))
+            .enumerate()
+            .for_each(|(bi, ((fx, fy), fz))| {
                 for j in 0..fx.len() {
                     let p = bi * bs + j;
                     for &e in &gather[offsets[p] as usize..offsets[p + 1] as usize] {
@@ -630,8 +714,7 @@ impl SpringNetwork {
                         }
                     }
                 }
-            },
-        );
+            });
         self.scratch = scratch;
     }
 
@@ -645,7 +728,16 @@ impl SpringNetwork {
 /// operation, so that both give identical bits.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-fn scalar_force(law: SpringLaw, xa: DVec3, xb: DVec3, va: DVec3, vb: DVec3, rest: f64, k: f64, c: f64) -> DVec3 {
+fn scalar_force(
+    law: SpringLaw,
+    xa: DVec3,
+    xb: DVec3,
+    va: DVec3,
+    vb: DVec3,
+    rest: f64,
+    k: f64,
+    c: f64,
+) -> DVec3 {
     let (mut dx, mut dy, mut dz) = (xb.x - xa.x, xb.y - xa.y, xb.z - xa.z);
     let l = (dx * dx + dy * dy + dz * dz).sqrt();
     let il = 1.0 / l;
@@ -696,7 +788,11 @@ impl Kernel {
         static CHOICE: OnceLock<Kernel> = OnceLock::new();
         *CHOICE.get_or_init(|| {
             let best = Kernel::best_available();
-            let default = if best == Kernel::Portable { Kernel::Portable } else { Kernel::Avx2 };
+            let default = if best == Kernel::Portable {
+                Kernel::Portable
+            } else {
+                Kernel::Avx2
+            };
             match std::env::var("WOBBLE_KERNEL").as_deref() {
                 Ok("portable") => Kernel::Portable,
                 Ok("avx2") => default,
@@ -761,7 +857,11 @@ fn run_block_avx2(view: &RunView<'_>, p0: usize, p1: usize, f: [&mut [f64]; 3]) 
 fn clip(p0: usize, p1: usize, base: usize, len: usize) -> (usize, usize) {
     let lo = p0.max(base);
     let hi = p1.min(base + len);
-    if lo >= hi { (0, 0) } else { (lo - base, hi - base) }
+    if lo >= hi {
+        (0, 0)
+    } else {
+        (lo - base, hi - base)
+    }
 }
 
 /// Adds every run's contributions to the particles of block [p0, p1) (`f` holds
@@ -779,8 +879,20 @@ fn run_block_generic(view: &RunView<'_>, p0: usize, p1: usize, f: [&mut [f64]; 3
         if !has_a && !has_b {
             continue;
         }
-        let lo = if !has_a { ib0 } else if !has_b { ia0 } else { ia0.min(ib0) };
-        let hi = if !has_a { ib1 } else if !has_b { ia1 } else { ia1.max(ib1) };
+        let lo = if !has_a {
+            ib0
+        } else if !has_b {
+            ia0
+        } else {
+            ia0.min(ib0)
+        };
+        let hi = if !has_a {
+            ib1
+        } else if !has_b {
+            ia1
+        } else {
+            ia1.max(ib1)
+        };
         let law = view.laws[run.law as usize];
         let mut chunk = lo / CHUNK * CHUNK;
         while chunk < hi {
@@ -792,13 +904,27 @@ fn run_block_generic(view: &RunView<'_>, p0: usize, p1: usize, f: [&mut [f64]; 3
             if !in_a && !in_b {
                 continue;
             }
-            let s = if !in_a { cb0 } else if !in_b { ca0 } else { ca0.min(cb0) };
-            let e = if !in_a { cb1 } else if !in_b { ca1 } else { ca1.max(cb1) };
+            let s = if !in_a {
+                cb0
+            } else if !in_b {
+                ca0
+            } else {
+                ca0.min(cb0)
+            };
+            let e = if !in_a {
+                cb1
+            } else if !in_b {
+                ca1
+            } else {
+                ca1.max(cb1)
+            };
             let n = e - s;
             let (a, b, p) = (run.a0 + s, run.b0 + s, run.s0 + s);
             let out = (&mut ox[..n], &mut oy[..n], &mut oz[..n]);
             match (law, run.uniform) {
-                (SpringLaw::Linear, Some(u)) => chunk_forces(n, view, a, b, Uniform(u), |l, rest, k| k * (l - rest), out),
+                (SpringLaw::Linear, Some(u)) => {
+                    chunk_forces(n, view, a, b, Uniform(u), |l, rest, k| k * (l - rest), out)
+                }
                 (SpringLaw::Linear, None) => {
                     let per = PerSpring(&view.rest[p..p + n], &view.k[p..p + n], &view.c[p..p + n]);
                     chunk_forces(n, view, a, b, per, |l, rest, k| k * (l - rest), out)
@@ -874,10 +1000,26 @@ fn chunk_forces(
     out: (&mut [f64], &mut [f64], &mut [f64]),
 ) {
     let (ox, oy, oz) = out;
-    let (xa, ya, za) = (&view.x[0][a..a + n], &view.x[1][a..a + n], &view.x[2][a..a + n]);
-    let (xb, yb, zb) = (&view.x[0][b..b + n], &view.x[1][b..b + n], &view.x[2][b..b + n]);
-    let (vxa, vya, vza) = (&view.v[0][a..a + n], &view.v[1][a..a + n], &view.v[2][a..a + n]);
-    let (vxb, vyb, vzb) = (&view.v[0][b..b + n], &view.v[1][b..b + n], &view.v[2][b..b + n]);
+    let (xa, ya, za) = (
+        &view.x[0][a..a + n],
+        &view.x[1][a..a + n],
+        &view.x[2][a..a + n],
+    );
+    let (xb, yb, zb) = (
+        &view.x[0][b..b + n],
+        &view.x[1][b..b + n],
+        &view.x[2][b..b + n],
+    );
+    let (vxa, vya, vza) = (
+        &view.v[0][a..a + n],
+        &view.v[1][a..a + n],
+        &view.v[2][a..a + n],
+    );
+    let (vxb, vyb, vzb) = (
+        &view.v[0][b..b + n],
+        &view.v[1][b..b + n],
+        &view.v[2][b..b + n],
+    );
     let (ox, oy, oz) = (&mut ox[..n], &mut oy[..n], &mut oz[..n]);
     for i in 0..n {
         let (mut dx, mut dy, mut dz) = (xb[i] - xa[i], yb[i] - ya[i], zb[i] - za[i]);
@@ -901,7 +1043,14 @@ fn chunk_forces(
 /// damping's dependence on position is left out, as in Baraff–Witkin, which keeps the
 /// matrix symmetric. ∂f_a/∂v_a = −c n nᵀ.
 #[must_use]
-pub fn spring_blocks(law: SpringLaw, xa: DVec3, xb: DVec3, rest: f64, k: f64, c: f64) -> (DMat3, DMat3) {
+pub fn spring_blocks(
+    law: SpringLaw,
+    xa: DVec3,
+    xb: DVec3,
+    rest: f64,
+    k: f64,
+    c: f64,
+) -> (DMat3, DMat3) {
     let d = xb - xa;
     let r = d.length();
     let n = d / r;
@@ -927,7 +1076,8 @@ impl ForceTerm for SpringNetwork {
         (0..self.len())
             .map(|s| {
                 let (a, b) = self.ends(s);
-                self.law(s).energy(x.get(a).distance(x.get(b)), self.rest[s], self.k[s])
+                self.law(s)
+                    .energy(x.get(a).distance(x.get(b)), self.rest[s], self.k[s])
             })
             .sum()
     }
@@ -936,7 +1086,14 @@ impl ForceTerm for SpringNetwork {
         let x = &ctx.state.x;
         for s in 0..self.len() {
             let (a, b) = self.ends(s);
-            let (kx, kv) = spring_blocks(self.law(s), x.get(a), x.get(b), self.rest[s], self.k[s], self.c[s]);
+            let (kx, kv) = spring_blocks(
+                self.law(s),
+                x.get(a),
+                x.get(b),
+                self.rest[s],
+                self.k[s],
+                self.c[s],
+            );
             sink.add_dfdx(a, a, kx);
             sink.add_dfdx(b, b, kx);
             sink.add_dfdx(a, b, -kx);
@@ -968,7 +1125,12 @@ impl ForceTerm for SpringNetwork {
         if self.is_empty() {
             return None;
         }
-        let mut st = StrainStats { count: self.len(), sum: 0.0, max: f64::NEG_INFINITY, max_abs: 0.0 };
+        let mut st = StrainStats {
+            count: self.len(),
+            sum: 0.0,
+            max: f64::NEG_INFINITY,
+            max_abs: 0.0,
+        };
         for s in 0..self.len() {
             let e = self.strain_of(s, &state.x);
             st.sum += e;
@@ -980,6 +1142,18 @@ impl ForceTerm for SpringNetwork {
 
     fn segments(&self, out: &mut Vec<[u32; 2]>) {
         out.extend(self.a.iter().zip(&self.b).map(|(&a, &b)| [a, b]));
+    }
+
+    fn counts(&self) -> Vec<(String, usize)> {
+        SpringKind::ALL
+            .into_iter()
+            .map(|k| (format!("{k} springs"), self.count(k)))
+            .filter(|(_, n)| *n > 0)
+            .chain(std::iter::once((
+                "springs in vectorised runs".to_owned(),
+                self.vectorised_len(),
+            )))
+            .collect()
     }
 
     /// `<body>.<kind>.stiffness` and `<body>.<kind>.damping` for every kind present.
@@ -1011,9 +1185,13 @@ impl ForceTerm for SpringNetwork {
     }
 
     fn set_parameter(&mut self, key: &str, value: f64) -> Result<(), ParameterError> {
-        let unknown = || ParameterError::Unknown { key: key.to_owned(), known: super::known_keys(&self.parameters()) };
+        let unknown = || ParameterError::Unknown {
+            key: key.to_owned(),
+            known: super::known_keys(&self.parameters()),
+        };
         let mut parts = key.rsplitn(3, '.');
-        let (Some(field), Some(kind), Some(group)) = (parts.next(), parts.next(), parts.next()) else {
+        let (Some(field), Some(kind), Some(group)) = (parts.next(), parts.next(), parts.next())
+        else {
             return Err(unknown());
         };
         let Some(kind) = SpringKind::ALL.into_iter().find(|k| k.as_str() == kind) else {

@@ -1,0 +1,102 @@
+//! Experiments: named studies that build worlds, run them, measure, plot, and state
+//! whether a claim holds. `wobble experiment NAME --out DIR` writes into
+//! `DIR/NAME/`: CSV data, PNG plots, and `summary.md` with the claim, the measured
+//! figures and PASS or FAIL. A FAIL is a finding, reported as measured — never a
+//! reason to tune the setup into agreement.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+pub mod bounce;
+pub mod integrator_convergence;
+
+/// What an experiment produced.
+#[derive(Debug)]
+pub struct Outcome {
+    /// Whether the claim held.
+    pub passed: bool,
+    /// Markdown body of the summary: measured figures and tables.
+    pub body: String,
+    /// Files written (relative to the experiment's directory).
+    pub files: Vec<String>,
+}
+
+/// A named study.
+pub struct Experiment {
+    /// Name on the command line.
+    pub name: &'static str,
+    /// One-line title.
+    pub title: &'static str,
+    /// The claim tested.
+    pub claim: &'static str,
+    /// Runs it, writing into the given directory.
+    pub run: fn(&Path) -> Result<Outcome, String>,
+}
+
+/// Every experiment, in the order `all` runs them.
+#[must_use]
+pub fn registry() -> Vec<Experiment> {
+    vec![integrator_convergence::EXPERIMENT, bounce::EXPERIMENT]
+}
+
+/// Runs `exp` into `out/<name>/` and writes `summary.md`; returns the outcome.
+pub fn run(exp: &Experiment, out: &Path) -> Result<Outcome, String> {
+    let dir: PathBuf = out.join(exp.name);
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let outcome = (exp.run)(&dir)?;
+    let mut md = String::new();
+    let _ = writeln!(md, "# {} — {}\n", exp.name, exp.title);
+    let _ = writeln!(md, "**Claim tested:** {}\n", exp.claim);
+    let _ = writeln!(
+        md,
+        "**Result: {}**\n",
+        if outcome.passed { "PASS" } else { "FAIL" }
+    );
+    md.push_str(&outcome.body);
+    if !outcome.files.is_empty() {
+        let _ = writeln!(md, "\n## Files\n");
+        for f in &outcome.files {
+            if f.ends_with(".png") {
+                let _ = writeln!(md, "![{f}]({f})\n");
+            } else {
+                let _ = writeln!(md, "- [{f}]({f})");
+            }
+        }
+    }
+    md.push_str(&format!(
+        "\nReproduce with `wobble experiment {} --out DIR`.\n",
+        exp.name
+    ));
+    std::fs::write(dir.join("summary.md"), md)
+        .map_err(|e| format!("cannot write summary.md: {e}"))?;
+    Ok(outcome)
+}
+
+/// Writes a CSV file with a header row.
+pub fn write_csv(path: &Path, header: &[&str], rows: &[Vec<f64>]) -> Result<(), String> {
+    let mut s = header.join(",");
+    s.push('\n');
+    for r in rows {
+        let line: Vec<String> = r.iter().map(|v| format!("{v:e}")).collect();
+        s.push_str(&line.join(","));
+        s.push('\n');
+    }
+    std::fs::write(path, s).map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+/// Least-squares slope of log(y) against log(x).
+#[must_use]
+pub fn log_log_slope(points: &[(f64, f64)]) -> f64 {
+    let pts: Vec<(f64, f64)> = points
+        .iter()
+        .filter(|(x, y)| *x > 0.0 && *y > 0.0)
+        .map(|(x, y)| (x.ln(), y.ln()))
+        .collect();
+    let n = pts.len() as f64;
+    let (sx, sy) = pts.iter().fold((0.0, 0.0), |(a, b), (x, y)| (a + x, b + y));
+    let (mx, my) = (sx / n, sy / n);
+    let (num, den) = pts.iter().fold((0.0, 0.0), |(a, b), (x, y)| {
+        (a + (x - mx) * (y - my), b + (x - mx) * (x - mx))
+    });
+    num / den
+}

@@ -1,0 +1,13 @@
+//! Writers for what `wobble run` produces: frames, metrics, the summary.
+
+pub mod frames;
+pub mod metrics;
+
+/// Peak resident memory of this process, MB (Linux `VmHWM`; `None` elsewhere).
+#[must_use]
+pub fn peak_memory_mb() -> Option<f64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb / 1024.0)
+}

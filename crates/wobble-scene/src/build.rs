@@ -1,0 +1,324 @@
+//! From a [`Scene`] to a [`World`]: builder calls, selections, and builder errors
+//! reported at the line that caused them.
+
+use std::ops::Range;
+
+use wobble::build::cloth::ClothHandle;
+use wobble::build::lattice::LatticeHandle;
+use wobble::build::mesh::MeshBody;
+use wobble::build::{BuildError, WorldBuilder, obj};
+use wobble::constraint::{Collider, Shape};
+use wobble::force::{AirDrag, DragSpringParams, Gravity};
+use wobble::interact::{PickTarget, ScriptedDrag};
+use wobble::world::{SimParams, World};
+
+use crate::error::SceneError;
+use crate::scene::{BodyShape, BodySpec, ColliderShape, DragPick, Scene, Selection};
+
+/// What a built body looks like, for selections and reports.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BuiltBody {
+    /// Its name.
+    pub name: String,
+    /// Its particles.
+    pub particles: Range<usize>,
+    /// Grid layout, if it has one.
+    pub grid: Grid,
+}
+
+/// The grid layout of a body, for `grid` selections and named edges.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Grid {
+    /// No grid.
+    None,
+    /// A cloth.
+    Cloth(ClothHandle),
+    /// A lattice.
+    Lattice(LatticeHandle),
+    /// A chain.
+    Chain,
+}
+
+impl BuiltBody {
+    /// The bottom-middle particle of a cloth (i = nx/2, j = ny − 1), the benchmark's
+    /// probe.
+    #[must_use]
+    pub fn bottom_middle(&self) -> Option<usize> {
+        match self.grid {
+            Grid::Cloth(h) => Some(h.particle(h.nx / 2, h.ny - 1)),
+            _ => None,
+        }
+    }
+}
+
+/// A world built from a scene, with what the scene's bodies became.
+#[derive(Debug)]
+pub struct Built {
+    /// The world.
+    pub world: World,
+    /// One entry per `[[body]]`, in file order.
+    pub bodies: Vec<BuiltBody>,
+}
+
+impl Scene {
+    /// Builds the world this scene describes.
+    pub fn build(&self) -> Result<Built, SceneError> {
+        let sim = &self.simulation;
+        let mut b = WorldBuilder::new();
+        let mut bodies = Vec::new();
+        for spec in &self.bodies {
+            let built = self.build_body(&mut b, spec)?;
+            b.set_velocity(built.particles.clone(), spec.velocity);
+            if let Some(sel) = &spec.pin {
+                for i in self.resolve(sel, &built, &b)? {
+                    b.pin(i);
+                }
+            }
+            bodies.push(built);
+        }
+        for d in &self.drivers {
+            let body = bodies
+                .iter()
+                .find(|x| x.name == d.body)
+                .expect("driver body checked on read");
+            let particles = self.resolve(&d.select, body, &b)?;
+            b.drive(&d.name, particles, d.motion)
+                .map_err(|e| self.err(d.span.clone(), &e))?;
+        }
+        for c in &self.colliders {
+            let list = match c.shape {
+                ColliderShape::Plane { point, normal } => vec![Collider::new(
+                    &c.name,
+                    Shape::Plane { point, normal },
+                    c.surface,
+                )],
+                ColliderShape::Sphere { center, radius } => vec![Collider::new(
+                    &c.name,
+                    Shape::Sphere { center, radius },
+                    c.surface,
+                )],
+                ColliderShape::Room { min, max } => {
+                    let mut walls = Collider::room(min, max, c.surface);
+                    for w in &mut walls {
+                        w.name = format!("{}-{}", c.name, w.name);
+                    }
+                    walls
+                }
+            };
+            for mut collider in list {
+                collider.motion = c.motion;
+                b.add_constraint(collider);
+            }
+        }
+        if sim.gravity != glam::DVec3::ZERO {
+            b.add_force(Gravity { g: sim.gravity });
+        }
+        if sim.air_drag > 0.0 {
+            b.add_force(AirDrag { rate: sim.air_drag });
+        }
+        let params = SimParams {
+            dt: sim.dt,
+            integrator: sim.integrator,
+            verlet_drag: sim.verlet_drag,
+            constraint_iterations: sim.constraint_iterations,
+        };
+        let mut world = b.build(params).map_err(|e| self.err(0..0, &e))?;
+        for d in &self.drags {
+            let pick = match &d.pick {
+                DragPick::Near(p) => PickTarget::Point(*p),
+                DragPick::Particle { body, index } => {
+                    let built = bodies
+                        .iter()
+                        .find(|x| &x.name == body)
+                        .expect("drag body checked on read");
+                    if *index >= built.particles.len() {
+                        return Err(SceneError::new(
+                            &self.source,
+                            d.span.clone(),
+                            format!(
+                                "body `{body}` has {} particles; particle {index} does not exist",
+                                built.particles.len()
+                            ),
+                        ));
+                    }
+                    PickTarget::Particle(built.particles.start + index)
+                }
+            };
+            let params = DragSpringParams {
+                stiffness: d.stiffness,
+                damping: d.damping,
+            };
+            world.scripts.push(ScriptedDrag::new(
+                d.start, d.end, pick, d.target, d.ramp, params,
+            ));
+        }
+        Ok(Built { world, bodies })
+    }
+
+    fn err(&self, span: Range<usize>, e: &BuildError) -> SceneError {
+        SceneError::new(&self.source, span, e.to_string())
+    }
+
+    fn build_body(&self, b: &mut WorldBuilder, spec: &BodySpec) -> Result<BuiltBody, SceneError> {
+        // Point builder errors at the key they name, else at the body.
+        let at = |e: BuildError| {
+            let span = match &e {
+                BuildError::Invalid { what, .. } => spec
+                    .key_spans
+                    .get(*what)
+                    .cloned()
+                    .unwrap_or(spec.span.clone()),
+                _ => spec.span.clone(),
+            };
+            SceneError::new(&self.source, span, format!("body `{}`: {e}", spec.name))
+        };
+        let first = b.particle_count();
+        let grid = match &spec.shape {
+            BodyShape::Chain(c) => {
+                c.build(b, &spec.name).map_err(at)?;
+                Grid::Chain
+            }
+            BodyShape::Cloth(c) => Grid::Cloth(c.build(b, &spec.name).map_err(at)?),
+            BodyShape::Lattice(l) => Grid::Lattice(l.build(b, &spec.name).map_err(at)?),
+            BodyShape::Ball(ball) => {
+                ball.build(b, &spec.name).map_err(at)?;
+                Grid::None
+            }
+            BodyShape::Mesh {
+                file,
+                scale,
+                translate,
+                mass,
+                structural,
+                radius,
+            } => {
+                let path = self.base_dir.join(file);
+                let span = spec
+                    .key_spans
+                    .get("file")
+                    .cloned()
+                    .unwrap_or(spec.span.clone());
+                let text = std::fs::read_to_string(&path).map_err(|e| {
+                    SceneError::new(
+                        &self.source,
+                        span.clone(),
+                        format!("cannot read mesh file `{}`: {e}", path.display()),
+                    )
+                    .with_help("mesh paths are relative to the scene file's directory")
+                })?;
+                let mesh = obj::parse(&text).map_err(|e| {
+                    SceneError::new(
+                        &self.source,
+                        span.clone(),
+                        format!("mesh file `{}`: {e}", path.display()),
+                    )
+                })?;
+                let body = MeshBody {
+                    mesh,
+                    scale: *scale,
+                    translate: *translate,
+                    mass: *mass,
+                    structural: *structural,
+                    radius: *radius,
+                };
+                body.build(b, &spec.name).map_err(at)?;
+                Grid::None
+            }
+        };
+        Ok(BuiltBody {
+            name: spec.name.clone(),
+            particles: first..b.particle_count(),
+            grid,
+        })
+    }
+
+    /// The particles `sel` picks out of `body`.
+    pub(crate) fn resolve(
+        &self,
+        sel: &Selection,
+        body: &BuiltBody,
+        b: &WorldBuilder,
+    ) -> Result<Vec<usize>, SceneError> {
+        let r = body.particles.clone();
+        let fail = |msg: String| Err(SceneError::new(&self.source, sel.span.clone(), msg));
+        let mut out = Vec::new();
+        if sel.all {
+            out.extend(r.clone());
+        }
+        for &i in &sel.indices {
+            if i >= r.len() {
+                return fail(format!(
+                    "body `{}` has {} particles; index {i} does not exist",
+                    body.name,
+                    r.len()
+                ));
+            }
+            out.push(r.start + i);
+        }
+        for g in &sel.grid {
+            match (body.grid, g.as_slice()) {
+                (Grid::Cloth(h), &[i, j]) if i < h.nx && j < h.ny => out.push(h.particle(i, j)),
+                (Grid::Lattice(h), &[i, j, k]) if i < h.n[0] && j < h.n[1] && k < h.n[2] => {
+                    out.push(h.particle(i, j, k))
+                }
+                (Grid::Cloth(h), _) => {
+                    return fail(format!(
+                        "grid {g:?} is not a particle of cloth `{}` ({} × {}; use [i, j])",
+                        body.name, h.nx, h.ny
+                    ));
+                }
+                (Grid::Lattice(h), _) => {
+                    return fail(format!(
+                        "grid {g:?} is not a particle of lattice `{}` ({:?}; use [i, j, k])",
+                        body.name, h.n
+                    ));
+                }
+                _ => {
+                    return fail(format!(
+                        "body `{}` is not a grid; use `indices`, `near` or `box`",
+                        body.name
+                    ));
+                }
+            }
+        }
+        for p in &sel.near {
+            let nearest = r.clone().min_by(|&a, &c| {
+                b.state
+                    .x
+                    .get(a)
+                    .distance_squared(*p)
+                    .total_cmp(&b.state.x.get(c).distance_squared(*p))
+            });
+            out.extend(nearest);
+        }
+        for (lo, hi) in &sel.boxes {
+            let before = out.len();
+            out.extend(r.clone().filter(|&i| {
+                let x = b.state.x.get(i);
+                x.cmpge(*lo).all() && x.cmple(*hi).all()
+            }));
+            if out.len() == before {
+                return fail(format!(
+                    "no particle of body `{}` lies in the box {lo} .. {hi}",
+                    body.name
+                ));
+            }
+        }
+        for e in &sel.edges {
+            match (body.grid, e.as_str()) {
+                (Grid::Cloth(h), "top") => out.extend((0..h.nx).map(|i| h.particle(i, 0))),
+                (Grid::Cloth(h), "bottom") => {
+                    out.extend((0..h.nx).map(|i| h.particle(i, h.ny - 1)))
+                }
+                (Grid::Cloth(h), "left") => out.extend((0..h.ny).map(|j| h.particle(0, j))),
+                (Grid::Cloth(h), "right") => out.extend((0..h.ny).map(|j| h.particle(h.nx - 1, j))),
+                (Grid::Chain, "first") => out.push(r.start),
+                (Grid::Chain, "last") => out.push(r.end - 1),
+                _ => return fail(format!("body `{}` has no edge `{e}`", body.name)),
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        Ok(out)
+    }
+}

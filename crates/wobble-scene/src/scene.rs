@@ -1,0 +1,972 @@
+//! The scene description: plain data that mirrors the builders, read from TOML.
+//!
+//! The format is documented in `scenes/README.md`. Reading checks types, ranges and
+//! unknown keys; [`Scene::build`] then maps the description to builder calls and
+//! reports builder errors at the line of the body that caused them.
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use glam::DVec3;
+use toml::de::DeTable;
+use wobble::build::chain::Chain;
+use wobble::build::cloth::Cloth;
+use wobble::build::lattice::Lattice;
+use wobble::build::sphere::{Ball, SphereMesh};
+use wobble::constraint::Motion;
+use wobble::constraint::collider::Surface;
+use wobble::force::{SpringKind, SpringLaw, SpringParams};
+use wobble::integrate::IntegratorKind;
+
+use crate::doc::{Table, vec3};
+use crate::error::{SceneError, Source, nearest};
+
+/// The whole scene.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Scene {
+    /// The file it came from.
+    pub source: Source,
+    /// Directory that relative paths (mesh files) are resolved against.
+    pub base_dir: PathBuf,
+    /// Stepping parameters.
+    pub simulation: Simulation,
+    /// What `wobble run` writes.
+    pub output: OutputSpec,
+    /// Bodies, in file order.
+    pub bodies: Vec<BodySpec>,
+    /// Prescribed motions.
+    pub drivers: Vec<DriverSpec>,
+    /// Floors, walls, spheres.
+    pub colliders: Vec<ColliderSpec>,
+    /// Scripted drags.
+    pub drags: Vec<DragSpec>,
+}
+
+/// `[simulation]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Simulation {
+    /// Integration method (default `symplectic-euler`).
+    pub integrator: IntegratorKind,
+    /// Time step, s (default 1e-3).
+    pub dt: f64,
+    /// Simulated time, s (default 2 s unless `steps` is given).
+    pub duration: Option<f64>,
+    /// Number of steps (overrides `duration`).
+    pub steps: Option<u64>,
+    /// Gravitational acceleration, m/s² (default [0, −9.81, 0]).
+    pub gravity: DVec3,
+    /// Air-drag rate, 1/s (default 0).
+    pub air_drag: f64,
+    /// Jakobsen's δ for Verlet (default 0.01).
+    pub verlet_drag: f64,
+    /// Constraint passes per step (default 1).
+    pub constraint_iterations: u32,
+}
+
+/// Default simulated time when neither `duration` nor `steps` is given, s.
+pub const DEFAULT_DURATION: f64 = 2.0;
+
+impl Simulation {
+    /// Steps to run: `steps`, else ⌈duration / dt⌉.
+    #[must_use]
+    pub fn total_steps(&self) -> u64 {
+        self.steps.unwrap_or_else(|| {
+            (self.duration.unwrap_or(DEFAULT_DURATION) / self.dt - 1e-9)
+                .ceil()
+                .max(0.0) as u64
+        })
+    }
+}
+
+/// Frame file formats.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FrameFormat {
+    /// Stanford PLY, binary little-endian, positions and faces.
+    Ply,
+    /// Wavefront OBJ, positions, faces and polylines.
+    Obj,
+    /// Legacy VTK polydata (ASCII) for ParaView, with point data.
+    Vtk,
+}
+
+impl FrameFormat {
+    /// Every format with its name.
+    pub const ALL: [(FrameFormat, &'static str); 3] = [
+        (FrameFormat::Ply, "ply"),
+        (FrameFormat::Obj, "obj"),
+        (FrameFormat::Vtk, "vtk"),
+    ];
+
+    /// File extension.
+    #[must_use]
+    pub fn extension(self) -> &'static str {
+        match self {
+            FrameFormat::Ply => "ply",
+            FrameFormat::Obj => "obj",
+            FrameFormat::Vtk => "vtk",
+        }
+    }
+}
+
+/// `[output]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OutputSpec {
+    /// Write a frame every this many steps (0: no frames; default: 25 frames per
+    /// simulated second).
+    pub frame_every: Option<u64>,
+    /// Frame formats (default PLY).
+    pub formats: Vec<FrameFormat>,
+    /// Write a metrics row every this many steps (default: 100 rows per simulated
+    /// second, at least every step).
+    pub metrics_every: Option<u64>,
+}
+
+/// One `[[body]]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BodySpec {
+    /// Unique name.
+    pub name: String,
+    /// Shape and builder parameters.
+    pub shape: BodyShape,
+    /// Particles to pin.
+    pub pin: Option<Selection>,
+    /// Initial velocity of every particle, m/s.
+    pub velocity: DVec3,
+    /// Span of the body's table.
+    pub span: Range<usize>,
+    /// Spans of its keys, for builder errors.
+    pub key_spans: BTreeMap<String, Range<usize>>,
+}
+
+/// The builder a body uses.
+#[derive(Clone, Debug, PartialEq)]
+pub enum BodyShape {
+    /// `type = "chain"`.
+    Chain(Chain),
+    /// `type = "cloth"`.
+    Cloth(Cloth),
+    /// `type = "lattice"`.
+    Lattice(Lattice),
+    /// `type = "mesh"`: a closed or open triangle mesh from an OBJ file.
+    Mesh {
+        /// Path as written in the file.
+        file: String,
+        /// Uniform scale.
+        scale: f64,
+        /// Translation, m.
+        translate: DVec3,
+        /// Total mass, kg.
+        mass: f64,
+        /// Edge springs.
+        structural: SpringParams,
+        /// Collision radius, m.
+        radius: f64,
+    },
+    /// `type = "ball"`.
+    Ball(Ball),
+}
+
+/// Body type names, for messages.
+pub const BODY_TYPES: [&str; 5] = ["chain", "cloth", "lattice", "mesh", "ball"];
+
+/// A set of particles of one body.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Selection {
+    /// Every particle.
+    pub all: bool,
+    /// Body-local indices.
+    pub indices: Vec<usize>,
+    /// Grid coordinates (cloth: [i, j]; lattice: [i, j, k]).
+    pub grid: Vec<Vec<usize>>,
+    /// The particle nearest to each point, m.
+    pub near: Vec<DVec3>,
+    /// Every particle inside the box [min, max], m.
+    pub boxes: Vec<(DVec3, DVec3)>,
+    /// Named edges of a cloth (`top`, `bottom`, `left`, `right`) or chain ends
+    /// (`first`, `last`).
+    pub edges: Vec<String>,
+    /// Span of the selection table.
+    pub span: Range<usize>,
+}
+
+/// One `[[driver]]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DriverSpec {
+    /// Name for reports.
+    pub name: String,
+    /// The body whose particles it drives.
+    pub body: String,
+    /// Which particles.
+    pub select: Selection,
+    /// The path.
+    pub motion: Motion,
+    /// Span of the table.
+    pub span: Range<usize>,
+}
+
+/// Collider geometry in a scene.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ColliderShape {
+    /// Half-space.
+    Plane {
+        /// Point on the plane, m.
+        point: DVec3,
+        /// Normal into the free side (normalised on read).
+        normal: DVec3,
+    },
+    /// Ball to stay out of.
+    Sphere {
+        /// Centre, m.
+        center: DVec3,
+        /// Radius, m.
+        radius: f64,
+    },
+    /// Six inward planes bounding a box.
+    Room {
+        /// Minimum corner, m.
+        min: DVec3,
+        /// Maximum corner, m.
+        max: DVec3,
+    },
+}
+
+/// One `[[collider]]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ColliderSpec {
+    /// Name for reports and parameter keys.
+    pub name: String,
+    /// Geometry.
+    pub shape: ColliderShape,
+    /// Restitution and friction.
+    pub surface: Surface,
+    /// Motion of the collider.
+    pub motion: Motion,
+    /// Span of the table.
+    pub span: Range<usize>,
+}
+
+/// What a scripted drag grabs.
+#[derive(Clone, Debug, PartialEq)]
+pub enum DragPick {
+    /// The grabbable particle nearest to a point, m.
+    Near(DVec3),
+    /// Particle `index` of body `body`.
+    Particle {
+        /// Body name.
+        body: String,
+        /// Body-local index.
+        index: usize,
+    },
+}
+
+/// One `[[drag]]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DragSpec {
+    /// Grab time, s.
+    pub start: f64,
+    /// Release time, s.
+    pub end: f64,
+    /// What to grab.
+    pub pick: DragPick,
+    /// Where to pull: `to` (absolute) or `by` (offset).
+    pub target: wobble::interact::CursorTarget,
+    /// Seconds to move the cursor to the target.
+    pub ramp: f64,
+    /// Drag stiffness, N/m.
+    pub stiffness: f64,
+    /// Drag damping, N s/m.
+    pub damping: f64,
+    /// Span of the table.
+    pub span: Range<usize>,
+}
+
+impl Scene {
+    /// Reads a scene from a file.
+    pub fn load(path: &Path) -> Result<Scene, SceneError> {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            SceneError::new(
+                &Source::new(path.display().to_string(), ""),
+                0..0,
+                format!("cannot read the scene file: {e}"),
+            )
+            .with_help("check the path; `wobble run` with no scene runs the built-in default")
+        })?;
+        let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        Scene::parse(Source::new(path.display().to_string(), text), base)
+    }
+
+    /// Reads a scene from text; `base_dir` resolves relative mesh paths.
+    pub fn parse(source: Source, base_dir: PathBuf) -> Result<Scene, SceneError> {
+        let text = source.text.clone();
+        let doc = DeTable::parse(&text).map_err(|e| {
+            let span = e.span().unwrap_or(0..0);
+            SceneError::new(
+                &source,
+                span,
+                format!("invalid TOML: {}", e.message().trim()),
+            )
+        })?;
+        let root = Table::new(&source, doc.get_ref(), doc.span(), "the scene");
+        let simulation = match root.table("simulation")? {
+            Some(t) => read_simulation(&t)?,
+            None => read_simulation(&Table::new(
+                &source,
+                &DeTable::default(),
+                0..0,
+                "[simulation]",
+            ))?,
+        };
+        let output = match root.table("output")? {
+            Some(t) => read_output(&t)?,
+            None => OutputSpec {
+                frame_every: None,
+                formats: vec![FrameFormat::Ply],
+                metrics_every: None,
+            },
+        };
+        let mut bodies = Vec::new();
+        for mut t in root.tables("body")? {
+            t.rename(format!("body #{}", bodies.len() + 1));
+            let body = read_body(&t)?;
+            if let Some(prev) = bodies.iter().find(|b: &&BodySpec| b.name == body.name) {
+                let (line, _) = source.line_col(prev.span.start);
+                return Err(t
+                    .error(
+                        t.span_of("name"),
+                        format!("a body named `{}` already exists (line {line})", body.name),
+                    )
+                    .with_help("give every body a unique `name`"));
+            }
+            bodies.push(body);
+        }
+        if bodies.is_empty() {
+            return Err(SceneError::new(&source, 0..0, "the scene has no bodies")
+                .with_help("add a [[body]] table, e.g. `[[body]]\\ntype = \"cloth\"`; see scenes/README.md"));
+        }
+        let names: Vec<&str> = bodies.iter().map(|b| b.name.as_str()).collect();
+        let mut drivers = Vec::new();
+        for t in root.tables("driver")? {
+            drivers.push(read_driver(&t, &names, drivers.len())?);
+        }
+        let mut colliders = Vec::new();
+        for t in root.tables("collider")? {
+            colliders.push(read_collider(&t, colliders.len())?);
+        }
+        let mut drags = Vec::new();
+        for t in root.tables("drag")? {
+            drags.push(read_drag(&t, &names)?);
+        }
+        root.finish()?;
+        Ok(Scene {
+            source,
+            base_dir,
+            simulation,
+            output,
+            bodies,
+            drivers,
+            colliders,
+            drags,
+        })
+    }
+}
+
+fn read_simulation(t: &Table<'_, '_>) -> Result<Simulation, SceneError> {
+    let integrator = match t.str("integrator")? {
+        None => IntegratorKind::SymplecticEuler,
+        Some(name) => name.parse::<IntegratorKind>().map_err(|e| {
+            let names: Vec<&str> = IntegratorKind::ALL.iter().map(|k| k.name()).collect();
+            let err = t.error(t.span_of("integrator"), e.to_string());
+            match nearest(name, names.iter().copied()) {
+                Some(s) => err.with_help(format!("did you mean `{s}`?")),
+                None => err,
+            }
+        })?,
+    };
+    let dt = t.positive("dt", Some(wobble::world::DEFAULT_DT), "s")?;
+    let duration = match t.f64("duration")? {
+        Some(d) if d.is_finite() && d >= 0.0 => Some(d),
+        Some(d) => {
+            return Err(t.error(
+                t.span_of("duration"),
+                format!("`duration` = {d} must be ≥ 0 (s)"),
+            ));
+        }
+        None => None,
+    };
+    let steps = t.usize("steps")?.map(|s| s as u64);
+    let gravity = t.vec3_or(
+        "gravity",
+        DVec3::new(0.0, -wobble::force::gravity::STANDARD_GRAVITY, 0.0),
+    )?;
+    if !gravity.is_finite() {
+        return Err(t.error(t.span_of("gravity"), "`gravity` must be finite"));
+    }
+    let air_drag = t.non_negative("air_drag", 0.0, "1/s")?;
+    let verlet_drag = t.f64_or("verlet_drag", wobble::integrate::DEFAULT_VERLET_DRAG)?;
+    if !(0.0..1.0).contains(&verlet_drag) {
+        return Err(t.error(
+            t.span_of("verlet_drag"),
+            format!("`verlet_drag` = {verlet_drag} must lie in [0, 1)"),
+        ));
+    }
+    let constraint_iterations = t.count("constraint_iterations", Some(1), 1)? as u32;
+    t.finish()?;
+    Ok(Simulation {
+        integrator,
+        dt,
+        duration,
+        steps,
+        gravity,
+        air_drag,
+        verlet_drag,
+        constraint_iterations,
+    })
+}
+
+fn read_output(t: &Table<'_, '_>) -> Result<OutputSpec, SceneError> {
+    let frame_every = t.usize("frame_every")?.map(|v| v as u64);
+    let metrics_every = match t.usize("metrics_every")? {
+        Some(0) => {
+            return Err(t.error(
+                t.span_of("metrics_every"),
+                "`metrics_every` must be at least 1",
+            ));
+        }
+        v => v.map(|v| v as u64),
+    };
+    let mut formats = Vec::new();
+    if let Some(items) = t.array("formats")? {
+        for v in items {
+            let name = v
+                .get_ref()
+                .as_str()
+                .ok_or_else(|| t.error(v.span(), "each format must be a string"))?;
+            let format = FrameFormat::ALL
+                .iter()
+                .find(|(_, n)| *n == name)
+                .map(|(f, _)| *f)
+                .ok_or_else(|| {
+                    t.error(v.span(), format!("unknown frame format `{name}`"))
+                        .with_help("choose from: ply, obj, vtk")
+                })?;
+            formats.push(format);
+        }
+    } else {
+        formats.push(FrameFormat::Ply);
+    }
+    t.finish()?;
+    Ok(OutputSpec {
+        frame_every,
+        formats,
+        metrics_every,
+    })
+}
+
+/// Reads `{ stiffness, damping, law }` for one spring kind.
+fn read_spring(t: &Table<'_, '_>, default: SpringParams) -> Result<SpringParams, SceneError> {
+    let stiffness = t.non_negative("stiffness", default.stiffness, "N/m")?;
+    let damping = t.non_negative("damping", default.damping, "N s/m")?;
+    let law = match t.str("law")? {
+        None | Some("linear") => SpringLaw::Linear,
+        Some(other) => {
+            return Err(t
+                .error(t.span_of("law"), format!("unknown spring law `{other}`"))
+                .with_help("choose from: linear"));
+        }
+    };
+    t.finish()?;
+    Ok(SpringParams {
+        stiffness,
+        damping,
+        law,
+    })
+}
+
+/// Reads `[body.springs]`: one entry per kind the builder supports. Returns, per
+/// kind, `Some(params)` (present), or the builder default; a kind given as `false`
+/// is switched off.
+fn read_springs(
+    body: &Table<'_, '_>,
+    kinds: &[(SpringKind, Option<SpringParams>)],
+) -> Result<BTreeMap<SpringKind, Option<SpringParams>>, SceneError> {
+    let mut out: BTreeMap<SpringKind, Option<SpringParams>> = kinds.iter().copied().collect();
+    let Some(t) = body.table("springs")? else {
+        return Ok(out);
+    };
+    for &(kind, default) in kinds {
+        let key = kind.as_str();
+        let Some(v) = t.get(key) else { continue };
+        if let Some(false) = v.get_ref().as_bool() {
+            out.insert(kind, None);
+            continue;
+        }
+        let Some(sub) = t.table(key)? else { continue };
+        let base = default.unwrap_or(SpringParams::linear(1000.0, 1.0));
+        out.insert(kind, Some(read_spring(&sub, base)?));
+    }
+    t.finish()?;
+    Ok(out)
+}
+
+fn read_body(t: &Table<'_, '_>) -> Result<BodySpec, SceneError> {
+    let kind = t
+        .str("type")?
+        .ok_or_else(|| t.missing("type", &format!("one of {}", BODY_TYPES.join(", "))))?;
+    let name = t.str("name")?.unwrap_or(kind).to_owned();
+    let velocity = t.vec3_or("velocity", DVec3::ZERO)?;
+    let radius = t.non_negative("particle_radius", 0.0, "m")?;
+    let mass = t.positive("mass", Some(1.0), "kg")?;
+    let origin = t.vec3_or("origin", DVec3::ZERO)?;
+    let pin = t.table("pin")?.map(|s| read_selection(&s)).transpose()?;
+    let shape = match kind {
+        "chain" => {
+            let d = Chain::default();
+            let springs = read_springs(
+                t,
+                &[
+                    (SpringKind::Structural, Some(d.structural)),
+                    (SpringKind::Bend, None),
+                ],
+            )?;
+            BodyShape::Chain(Chain {
+                count: t.count("count", Some(d.count), 2)?,
+                start: t.vec3_or("start", origin)?,
+                end: t.vec3_or("end", origin + (d.end - d.start))?,
+                mass,
+                structural: springs[&SpringKind::Structural].unwrap_or(d.structural),
+                bend: springs[&SpringKind::Bend],
+                radius,
+            })
+        }
+        "cloth" => {
+            let d = Cloth::default();
+            let springs = read_springs(
+                t,
+                &[
+                    (SpringKind::Structural, Some(d.structural)),
+                    (SpringKind::Shear, d.shear),
+                    (SpringKind::Bend, d.bend),
+                ],
+            )?;
+            BodyShape::Cloth(Cloth {
+                nx: t.count("nx", Some(d.nx), 2)?,
+                ny: t.count("ny", Some(d.ny), 2)?,
+                spacing: t.positive("spacing", Some(d.spacing), "m")?,
+                origin,
+                u: t.vec3_or("u", d.u)?,
+                v: t.vec3_or("v", d.v)?,
+                mass,
+                structural: springs[&SpringKind::Structural].unwrap_or(d.structural),
+                shear: springs[&SpringKind::Shear],
+                bend: springs[&SpringKind::Bend],
+                radius,
+            })
+        }
+        "lattice" => {
+            let d = Lattice::default();
+            let n = match t.array("n")? {
+                None => d.n,
+                Some(items) => {
+                    let bad = || {
+                        t.error(
+                            t.span_of("n"),
+                            "`n` must be [nx, ny, nz], each an integer ≥ 2",
+                        )
+                    };
+                    if items.len() != 3 {
+                        return Err(bad());
+                    }
+                    let mut n = [0usize; 3];
+                    for (slot, v) in n.iter_mut().zip(items) {
+                        *slot = crate::doc::integer(v)
+                            .and_then(|i| usize::try_from(i).ok())
+                            .filter(|&i| i >= 2)
+                            .ok_or_else(bad)?;
+                    }
+                    n
+                }
+            };
+            let springs = read_springs(
+                t,
+                &[
+                    (SpringKind::Structural, Some(d.structural)),
+                    (SpringKind::Shear, d.shear),
+                    (SpringKind::Bend, None),
+                ],
+            )?;
+            BodyShape::Lattice(Lattice {
+                n,
+                spacing: t.positive("spacing", Some(d.spacing), "m")?,
+                origin,
+                mass,
+                structural: springs[&SpringKind::Structural].unwrap_or(d.structural),
+                shear: springs[&SpringKind::Shear],
+                bend: springs[&SpringKind::Bend],
+                radius,
+            })
+        }
+        "mesh" => {
+            let file = t
+                .str("file")?
+                .ok_or_else(|| t.missing("file", "the path of an OBJ file"))?
+                .to_owned();
+            let springs = read_springs(
+                t,
+                &[(
+                    SpringKind::Structural,
+                    Some(SpringParams::linear(1000.0, 1.0)),
+                )],
+            )?;
+            BodyShape::Mesh {
+                file,
+                scale: t.positive("scale", Some(1.0), "")?,
+                translate: origin,
+                mass,
+                structural: springs[&SpringKind::Structural]
+                    .unwrap_or(SpringParams::linear(1000.0, 1.0)),
+                radius,
+            }
+        }
+        "ball" => {
+            let d = Ball::default();
+            let springs = read_springs(
+                t,
+                &[
+                    (SpringKind::Structural, Some(d.structural)),
+                    (SpringKind::Radius, Some(d.spokes)),
+                ],
+            )?;
+            let mesh = match (t.usize("level")?, t.usize("slices")?, t.usize("stacks")?) {
+                (Some(level), None, None) => SphereMesh::Uniform {
+                    level: level as u32,
+                },
+                (None, Some(slices), Some(stacks)) => SphereMesh::LatLong {
+                    slices: slices as u32,
+                    stacks: stacks as u32,
+                },
+                (None, None, None) => d.mesh,
+                _ => {
+                    return Err(t
+                        .error(
+                            t.span(),
+                            "a ball takes either `level` (uniform sphere) or `slices` and `stacks`",
+                        )
+                        .with_help("e.g. `level = 2`, or `slices = 16` with `stacks = 8`"));
+                }
+            };
+            BodyShape::Ball(Ball {
+                center: t.vec3_or("center", origin)?,
+                radius: t.positive("radius", Some(d.radius), "m")?,
+                mesh,
+                mass,
+                structural: springs[&SpringKind::Structural].unwrap_or(d.structural),
+                spokes: springs[&SpringKind::Radius].unwrap_or(d.spokes),
+                particle_radius: radius,
+            })
+        }
+        other => {
+            let err = t.error(t.span_of("type"), format!("unknown body type `{other}`"));
+            return Err(match nearest(other, BODY_TYPES) {
+                Some(s) => err.with_help(format!(
+                    "did you mean `{s}`? body types: {}",
+                    BODY_TYPES.join(", ")
+                )),
+                None => err.with_help(format!("body types: {}", BODY_TYPES.join(", "))),
+            });
+        }
+    };
+    let key_spans = t
+        .entries()
+        .map(|(k, _, v)| (k.to_owned(), v.span()))
+        .collect();
+    t.finish()?;
+    Ok(BodySpec {
+        name,
+        shape,
+        pin,
+        velocity,
+        span: t.span(),
+        key_spans,
+    })
+}
+
+fn read_points(t: &Table<'_, '_>, key: &str) -> Result<Vec<DVec3>, SceneError> {
+    let Some(items) = t.array(key)? else {
+        return Ok(Vec::new());
+    };
+    items
+        .iter()
+        .map(|v| {
+            vec3(v).ok_or_else(|| {
+                t.error(v.span(), format!("each entry of `{key}` must be [x, y, z]"))
+            })
+        })
+        .collect()
+}
+
+fn read_selection(t: &Table<'_, '_>) -> Result<Selection, SceneError> {
+    let mut s = Selection {
+        span: t.span(),
+        ..Selection::default()
+    };
+    s.all = t.bool("all")?.unwrap_or(false);
+    if let Some(items) = t.array("indices")? {
+        for v in items {
+            let i = crate::doc::integer(v).and_then(|i| usize::try_from(i).ok());
+            s.indices
+                .push(i.ok_or_else(|| t.error(v.span(), "indices must be non-negative integers"))?);
+        }
+    }
+    if let Some(items) = t.array("grid")? {
+        for v in items {
+            let coords = match v.get_ref() {
+                toml::de::DeValue::Array(a) => a
+                    .iter()
+                    .map(|c| crate::doc::integer(c).and_then(|i| usize::try_from(i).ok()))
+                    .collect::<Option<Vec<usize>>>(),
+                _ => None,
+            };
+            s.grid
+                .push(coords.ok_or_else(|| {
+                    t.error(v.span(), "grid entries must be [i, j] or [i, j, k]")
+                })?);
+        }
+    }
+    s.near = read_points(t, "near")?;
+    if let Some(items) = t.array("box")? {
+        for v in items {
+            let pair = match v.get_ref() {
+                toml::de::DeValue::Array(a) if a.len() == 2 => vec3(&a[0]).zip(vec3(&a[1])),
+                _ => None,
+            };
+            s.boxes.push(pair.ok_or_else(|| {
+                t.error(
+                    v.span(),
+                    "each box must be [[xmin, ymin, zmin], [xmax, ymax, zmax]]",
+                )
+            })?);
+        }
+    }
+    if let Some(items) = t.array("edge")? {
+        for v in items {
+            let name = v
+                .get_ref()
+                .as_str()
+                .ok_or_else(|| t.error(v.span(), "edges must be strings"))?;
+            const EDGES: [&str; 6] = ["top", "bottom", "left", "right", "first", "last"];
+            if !EDGES.contains(&name) {
+                return Err(t
+                    .error(v.span(), format!("unknown edge `{name}`"))
+                    .with_help("cloth edges: top, bottom, left, right; chain ends: first, last"));
+            }
+            s.edges.push(name.to_owned());
+        }
+    }
+    t.finish()?;
+    if !s.all
+        && s.indices.is_empty()
+        && s.grid.is_empty()
+        && s.near.is_empty()
+        && s.boxes.is_empty()
+        && s.edges.is_empty()
+    {
+        return Err(t
+            .error(t.span(), "the selection is empty")
+            .with_help("use any of: all = true, indices = [..], grid = [[i, j], ..], near = [[x, y, z], ..], box = [[min, max], ..], edge = [\"top\"]"));
+    }
+    Ok(s)
+}
+
+fn read_body_ref(t: &Table<'_, '_>, names: &[&str]) -> Result<String, SceneError> {
+    let body = t
+        .str("body")?
+        .ok_or_else(|| t.missing("body", "the name of a body"))?;
+    if !names.contains(&body) {
+        let err = t.error(t.span_of("body"), format!("no body is named `{body}`"));
+        return Err(match nearest(body, names.iter().copied()) {
+            Some(s) => err.with_help(format!("did you mean `{s}`? bodies: {}", names.join(", "))),
+            None => err.with_help(format!("bodies: {}", names.join(", "))),
+        });
+    }
+    Ok(body.to_owned())
+}
+
+/// Reads a `motion = { type = ..., ... }` table.
+fn read_motion(t: &Table<'_, '_>) -> Result<Motion, SceneError> {
+    let Some(m) = t.table("motion")? else {
+        return Ok(Motion::Static);
+    };
+    let motion = match m.str("type")? {
+        Some("static") => Motion::Static,
+        Some("linear") => Motion::Linear {
+            velocity: m
+                .vec3("velocity")?
+                .ok_or_else(|| m.missing("velocity", "[vx, vy, vz] in m/s"))?,
+            start: m.non_negative("start", 0.0, "s")?,
+            stop: m.f64_or("stop", f64::INFINITY)?,
+        },
+        Some("oscillate") => Motion::Oscillate {
+            amplitude: m
+                .vec3("amplitude")?
+                .ok_or_else(|| m.missing("amplitude", "[ax, ay, az] in m"))?,
+            frequency: m.positive("frequency", None, "Hz")?,
+            phase: m.f64_or("phase", 0.0)?,
+        },
+        Some(other) => {
+            return Err(m
+                .error(m.span_of("type"), format!("unknown motion type `{other}`"))
+                .with_help("motion types: static, linear, oscillate"));
+        }
+        None => return Err(m.missing("type", "static, linear or oscillate")),
+    };
+    m.finish()?;
+    Ok(motion)
+}
+
+fn read_driver(t: &Table<'_, '_>, names: &[&str], index: usize) -> Result<DriverSpec, SceneError> {
+    let body = read_body_ref(t, names)?;
+    let select = t
+        .table("select")?
+        .ok_or_else(|| t.missing("select", "a particle selection"))?;
+    let select = read_selection(&select)?;
+    let motion = read_motion(t)?;
+    let name = t
+        .str("name")?
+        .map_or_else(|| format!("driver-{}", index + 1), str::to_owned);
+    t.finish()?;
+    Ok(DriverSpec {
+        name,
+        body,
+        select,
+        motion,
+        span: t.span(),
+    })
+}
+
+fn read_collider(t: &Table<'_, '_>, index: usize) -> Result<ColliderSpec, SceneError> {
+    let kind = t
+        .str("type")?
+        .ok_or_else(|| t.missing("type", "plane, sphere or room"))?;
+    let shape = match kind {
+        "plane" => {
+            let normal = t.vec3_or("normal", DVec3::Y)?;
+            if !(normal.is_finite() && normal.length() > 0.0) {
+                return Err(t.error(t.span_of("normal"), "`normal` must be a non-zero vector"));
+            }
+            ColliderShape::Plane {
+                point: t.vec3_or("point", DVec3::ZERO)?,
+                normal: normal.normalize(),
+            }
+        }
+        "sphere" => ColliderShape::Sphere {
+            center: t.vec3_or("center", DVec3::ZERO)?,
+            radius: t.positive("radius", None, "m")?,
+        },
+        "room" => {
+            let min = t
+                .vec3("min")?
+                .ok_or_else(|| t.missing("min", "[x, y, z] of the lower corner"))?;
+            let max = t
+                .vec3("max")?
+                .ok_or_else(|| t.missing("max", "[x, y, z] of the upper corner"))?;
+            if !(min.cmplt(max).all()) {
+                return Err(t.error(t.span_of("max"), "`max` must exceed `min` on every axis"));
+            }
+            ColliderShape::Room { min, max }
+        }
+        other => {
+            return Err(t
+                .error(
+                    t.span_of("type"),
+                    format!("unknown collider type `{other}`"),
+                )
+                .with_help("collider types: plane, sphere, room"));
+        }
+    };
+    let d = Surface::default();
+    let restitution = t.f64_or("restitution", d.restitution)?;
+    if !(0.0..=1.0).contains(&restitution) {
+        return Err(t.error(
+            t.span_of("restitution"),
+            format!("`restitution` = {restitution} must lie in [0, 1]"),
+        ));
+    }
+    let friction = t.non_negative("friction", d.friction, "")?;
+    let motion = read_motion(t)?;
+    let name = t.str("name")?.map_or_else(
+        || {
+            if kind == "room" {
+                "room".to_owned()
+            } else {
+                format!("{kind}-{}", index + 1)
+            }
+        },
+        str::to_owned,
+    );
+    t.finish()?;
+    Ok(ColliderSpec {
+        name,
+        shape,
+        surface: Surface {
+            restitution,
+            friction,
+        },
+        motion,
+        span: t.span(),
+    })
+}
+
+fn read_drag(t: &Table<'_, '_>, names: &[&str]) -> Result<DragSpec, SceneError> {
+    let start = t.non_negative("start", 0.0, "s")?;
+    let end = t.f64_or("end", f64::INFINITY)?;
+    if end.is_nan() || end <= start {
+        return Err(t.error(
+            t.span_of("end"),
+            format!("`end` = {end} must be after `start` = {start}"),
+        ));
+    }
+    let pick = match (t.vec3("near")?, t.has("body")) {
+        (Some(p), false) => DragPick::Near(p),
+        (None, true) => {
+            let body = read_body_ref(t, names)?;
+            let index = t
+                .usize("particle")?
+                .ok_or_else(|| t.missing("particle", "a body-local particle index"))?;
+            DragPick::Particle { body, index }
+        }
+        _ => {
+            return Err(t
+                .error(
+                    t.span(),
+                    "a drag needs `near = [x, y, z]` or `body` with `particle`",
+                )
+                .with_help(
+                    "`near` grabs the surface particle nearest to a point when the drag starts",
+                ));
+        }
+    };
+    let target = match (t.vec3("to")?, t.vec3("by")?) {
+        (Some(p), None) => wobble::interact::CursorTarget::To(p),
+        (None, Some(d)) => wobble::interact::CursorTarget::By(d),
+        _ => {
+            return Err(t.error(
+                t.span(),
+                "a drag needs exactly one of `to = [x, y, z]` or `by = [dx, dy, dz]`",
+            ));
+        }
+    };
+    let d = wobble::force::DragSpringParams::default();
+    let spec = DragSpec {
+        start,
+        end,
+        pick,
+        target,
+        ramp: t.non_negative("ramp", 0.0, "s")?,
+        stiffness: t.non_negative("stiffness", d.stiffness, "N/m")?,
+        damping: t.non_negative("damping", d.damping, "N s/m")?,
+        span: t.span(),
+    };
+    t.finish()?;
+    Ok(spec)
+}
