@@ -11,8 +11,6 @@ pub fn save_rgb_png(path: &Path, width: u32, height: u32, rgb: &[u8]) -> std::io
     enc.set_color(png::ColorType::Rgb);
     enc.set_depth(png::BitDepth::Eight);
     let mut writer = enc.write_header().map_err(std::io::Error::other)?;
-    writer
-        .write_image_data(rgb)
-        .map_err(std::io::Error::other)?;
+    writer.write_image_data(rgb).map_err(std::io::Error::other)?;
     writer.finish().map_err(std::io::Error::other)
 }

@@ -112,10 +112,7 @@ fn report_scene_error(e: &SceneError) {
 pub fn load_scene(path: Option<&Path>) -> Result<Scene, SceneError> {
     match path {
         Some(p) => Scene::load(p),
-        None => Scene::parse(
-            Source::new(DEFAULT_SCENE_NAME, DEFAULT_SCENE),
-            PathBuf::from("scenes"),
-        ),
+        None => Scene::parse(Source::new(DEFAULT_SCENE_NAME, DEFAULT_SCENE), PathBuf::from("scenes")),
     }
 }
 
@@ -126,23 +123,13 @@ fn main() -> ExitCode {
             eprintln!("error: --threads must be at least 1");
             return ExitCode::from(2);
         }
-        if let Err(e) = rayon::ThreadPoolBuilder::new()
-            .num_threads(n)
-            .build_global()
-        {
+        if let Err(e) = rayon::ThreadPoolBuilder::new().num_threads(n).build_global() {
             eprintln!("error: cannot start {n} threads: {e}");
             return ExitCode::from(2);
         }
     }
     match cli.command {
-        Command::Run {
-            scene,
-            duration,
-            steps,
-            out,
-            no_frames,
-            quiet,
-        } => {
+        Command::Run { scene, duration, steps, out, no_frames, quiet } => {
             let scene = match load_scene(scene.as_deref()) {
                 Ok(s) => s,
                 Err(e) => {
@@ -150,13 +137,7 @@ fn main() -> ExitCode {
                     return ExitCode::from(2);
                 }
             };
-            let opts = run::RunOptions {
-                duration,
-                steps,
-                out,
-                no_frames,
-                quiet,
-            };
+            let opts = run::RunOptions { duration, steps, out, no_frames, quiet };
             match run::run(&scene, &opts) {
                 Ok(run::RunEnd::Finished) => ExitCode::SUCCESS,
                 Ok(run::RunEnd::BlewUp) => ExitCode::from(3),
@@ -170,46 +151,37 @@ fn main() -> ExitCode {
                 }
             }
         }
-        Command::Validate { scene } => {
-            match load_scene(Some(&scene)).and_then(|s| s.build().map(|b| (s, b))) {
-                Ok((s, built)) => {
-                    let w = &built.world;
-                    println!(
-                        "{}: ok — {} bodies, {} particles, {} springs, {} steps of {} s with {}",
-                        scene.display(),
-                        w.topology.bodies.len(),
-                        w.state.len(),
-                        w.segments().len(),
-                        s.simulation.total_steps(),
-                        s.simulation.dt,
-                        s.simulation.integrator
-                    );
-                    ExitCode::SUCCESS
-                }
-                Err(e) => {
-                    report_scene_error(&e);
-                    ExitCode::from(2)
-                }
+        Command::Validate { scene } => match load_scene(Some(&scene)).and_then(|s| s.build().map(|b| (s, b))) {
+            Ok((s, built)) => {
+                let w = &built.world;
+                println!(
+                    "{}: ok — {} bodies, {} particles, {} springs, {} steps of {} s with {}",
+                    scene.display(),
+                    w.topology.bodies.len(),
+                    w.state.len(),
+                    w.segments().len(),
+                    s.simulation.total_steps(),
+                    s.simulation.dt,
+                    s.simulation.integrator
+                );
+                ExitCode::SUCCESS
             }
-        }
-        Command::Info { scene } => {
-            match load_scene(scene.as_deref()).and_then(|s| s.build().map(|b| (s, b))) {
-                Ok((s, built)) => {
-                    print!("{}", run::info_text(&s, &built));
-                    ExitCode::SUCCESS
-                }
-                Err(e) => {
-                    report_scene_error(&e);
-                    ExitCode::from(2)
-                }
+            Err(e) => {
+                report_scene_error(&e);
+                ExitCode::from(2)
             }
-        }
-        Command::Experiment {
-            name,
-            list,
-            out,
-            strict,
-        } => experiment_command(name, list, &out, strict),
+        },
+        Command::Info { scene } => match load_scene(scene.as_deref()).and_then(|s| s.build().map(|b| (s, b))) {
+            Ok((s, built)) => {
+                print!("{}", run::info_text(&s, &built));
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                report_scene_error(&e);
+                ExitCode::from(2)
+            }
+        },
+        Command::Experiment { name, list, out, strict } => experiment_command(name, list, &out, strict),
     }
 }
 
@@ -220,11 +192,7 @@ fn experiment_command(name: Option<String>, list: bool, out: &Path, strict: bool
         for e in &registry {
             println!("  {:<28} {}", e.name, e.title);
         }
-        return if list {
-            ExitCode::SUCCESS
-        } else {
-            ExitCode::from(2)
-        };
+        return if list { ExitCode::SUCCESS } else { ExitCode::from(2) };
     }
     let name = name.unwrap_or_default();
     let chosen: Vec<&experiments::Experiment> = if name == "all" {
@@ -237,10 +205,7 @@ fn experiment_command(name: Option<String>, list: bool, out: &Path, strict: bool
                 let hint = wobble_scene::error::nearest(&name, names.iter().copied())
                     .map(|s| format!(" Did you mean `{s}`?"))
                     .unwrap_or_default();
-                eprintln!(
-                    "error: unknown experiment `{name}`.{hint} Experiments: {}",
-                    names.join(", ")
-                );
+                eprintln!("error: unknown experiment `{name}`.{hint} Experiments: {}", names.join(", "));
                 return ExitCode::from(2);
             }
         }
@@ -265,9 +230,5 @@ fn experiment_command(name: Option<String>, list: bool, out: &Path, strict: bool
             }
         }
     }
-    if strict && failed > 0 {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    }
+    if strict && failed > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS }
 }

@@ -46,11 +46,7 @@ impl Series {
     /// A series.
     #[must_use]
     pub fn new(name: impl Into<String>, points: Vec<(f64, f64)>, style: Style) -> Self {
-        Self {
-            name: name.into(),
-            points,
-            style,
-        }
+        Self { name: name.into(), points, style }
     }
 }
 
@@ -69,6 +65,36 @@ pub struct Chart {
     pub log_y: bool,
     /// Series.
     pub series: Vec<Series>,
+    /// Where the legend goes.
+    pub legend: Legend,
+}
+
+/// Legend placement.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Legend {
+    /// Upper right corner.
+    UpperRight,
+    /// Lower right corner.
+    LowerRight,
+    /// Upper left corner.
+    UpperLeft,
+    /// Lower left corner.
+    LowerLeft,
+}
+
+/// Tick label: short decimals, or powers of ten for very small or large values.
+fn tick(v: &f64) -> String {
+    let a = v.abs();
+    if a == 0.0 {
+        "0".to_owned()
+    } else if !(1e-3..1e5).contains(&a) {
+        let s = format!("{v:.1e}");
+        s.replace(".0e", "e")
+    } else {
+        let s = format!("{v:.4}");
+        let s = s.trim_end_matches('0').trim_end_matches('.');
+        if s.is_empty() || s == "-" { "0".to_owned() } else { s.to_owned() }
+    }
 }
 
 /// Distinct colours for series.
@@ -89,11 +115,7 @@ const SIZE: (u32, u32) = (900, 600);
 impl Chart {
     /// A chart with linear axes.
     #[must_use]
-    pub fn new(
-        title: impl Into<String>,
-        x_label: impl Into<String>,
-        y_label: impl Into<String>,
-    ) -> Self {
+    pub fn new(title: impl Into<String>, x_label: impl Into<String>, y_label: impl Into<String>) -> Self {
         Self {
             title: title.into(),
             x_label: x_label.into(),
@@ -101,6 +123,7 @@ impl Chart {
             log_x: false,
             log_y: false,
             series: Vec::new(),
+            legend: Legend::UpperRight,
         }
     }
 
@@ -108,6 +131,13 @@ impl Chart {
     #[must_use]
     pub fn with(mut self, s: Series) -> Self {
         self.series.push(s);
+        self
+    }
+
+    /// Places the legend.
+    #[must_use]
+    pub fn legend(mut self, at: Legend) -> Self {
+        self.legend = at;
         self
     }
 
@@ -120,30 +150,17 @@ impl Chart {
     }
 
     fn range(&self, pick: impl Fn(&(f64, f64)) -> f64, log: bool) -> (f64, f64) {
-        let vals = self
-            .series
-            .iter()
-            .flat_map(|s| s.points.iter().map(&pick))
-            .filter(|v| v.is_finite() && (!log || *v > 0.0));
-        let (lo, hi) = vals.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
-            (a.min(v), b.max(v))
-        });
+        let vals =
+            self.series.iter().flat_map(|s| s.points.iter().map(&pick)).filter(|v| v.is_finite() && (!log || *v > 0.0));
+        let (lo, hi) = vals.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| (a.min(v), b.max(v)));
         if !lo.is_finite() {
             return if log { (0.1, 1.0) } else { (0.0, 1.0) };
         }
         if log {
-            let (lo, hi) = if hi > lo {
-                (lo, hi)
-            } else {
-                (lo / 2.0, hi * 2.0)
-            };
+            let (lo, hi) = if hi > lo { (lo, hi) } else { (lo / 2.0, hi * 2.0) };
             (lo / 1.5, hi * 1.5)
         } else {
-            let pad = if hi > lo {
-                0.05 * (hi - lo)
-            } else {
-                lo.abs().max(1.0) * 0.1
-            };
+            let pad = if hi > lo { 0.05 * (hi - lo) } else { lo.abs().max(1.0) * 0.1 };
             (lo - pad, hi + pad)
         }
     }
@@ -168,6 +185,10 @@ impl Chart {
                         .label_style(("sans-serif", 14))
                         .axis_desc_style(("sans-serif", 16))
                         .light_line_style(RGBColor(235, 235, 235))
+                        .x_labels(if self.log_x { 6 } else { 10 })
+                        .y_labels(if self.log_y { 12 } else { 10 })
+                        .x_label_formatter(&tick)
+                        .y_label_formatter(&tick)
                         .draw()
                         .map_err(|e| e.to_string())?;
                     for (k, s) in self.series.iter().enumerate() {
@@ -177,62 +198,39 @@ impl Chart {
                             .iter()
                             .copied()
                             .filter(|(x, y)| {
-                                x.is_finite()
-                                    && y.is_finite()
-                                    && (!self.log_x || *x > 0.0)
-                                    && (!self.log_y || *y > 0.0)
+                                x.is_finite() && y.is_finite() && (!self.log_x || *x > 0.0) && (!self.log_y || *y > 0.0)
                             })
                             .collect();
                         let legend_color = color;
                         match s.style {
                             Style::Line | Style::LinePoints => {
                                 chart
-                                    .draw_series(LineSeries::new(
-                                        pts.clone(),
-                                        color.stroke_width(2),
-                                    ))
+                                    .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
                                     .map_err(|e| e.to_string())?
                                     .label(s.name.as_str())
                                     .legend(move |(x, y)| {
-                                        PathElement::new(
-                                            vec![(x, y), (x + 20, y)],
-                                            legend_color.stroke_width(2),
-                                        )
+                                        PathElement::new(vec![(x, y), (x + 20, y)], legend_color.stroke_width(2))
                                     });
                                 if s.style == Style::LinePoints {
                                     chart
-                                        .draw_series(
-                                            pts.iter().map(|&p| Circle::new(p, 4, color.filled())),
-                                        )
+                                        .draw_series(pts.iter().map(|&p| Circle::new(p, 4, color.filled())))
                                         .map_err(|e| e.to_string())?;
                                 }
                             }
                             Style::Points => {
                                 chart
-                                    .draw_series(
-                                        pts.iter().map(|&p| Circle::new(p, 4, color.filled())),
-                                    )
+                                    .draw_series(pts.iter().map(|&p| Circle::new(p, 4, color.filled())))
                                     .map_err(|e| e.to_string())?
                                     .label(s.name.as_str())
-                                    .legend(move |(x, y)| {
-                                        Circle::new((x + 10, y), 4, legend_color.filled())
-                                    });
+                                    .legend(move |(x, y)| Circle::new((x + 10, y), 4, legend_color.filled()));
                             }
                             Style::Dashed => {
                                 chart
-                                    .draw_series(DashedLineSeries::new(
-                                        pts.clone(),
-                                        8,
-                                        5,
-                                        color.stroke_width(2),
-                                    ))
+                                    .draw_series(DashedLineSeries::new(pts.clone(), 8, 5, color.stroke_width(2)))
                                     .map_err(|e| e.to_string())?
                                     .label(s.name.as_str())
                                     .legend(move |(x, y)| {
-                                        PathElement::new(
-                                            vec![(x, y), (x + 20, y)],
-                                            legend_color.stroke_width(1),
-                                        )
+                                        PathElement::new(vec![(x, y), (x + 20, y)], legend_color.stroke_width(1))
                                     });
                             }
                         }
@@ -242,38 +240,29 @@ impl Chart {
                         .background_style(WHITE.mix(0.85))
                         .border_style(BLACK)
                         .label_font(("sans-serif", 14))
-                        .position(SeriesLabelPosition::UpperRight)
+                        .position(match self.legend {
+                            Legend::UpperRight => SeriesLabelPosition::UpperRight,
+                            Legend::LowerRight => SeriesLabelPosition::LowerRight,
+                            Legend::UpperLeft => SeriesLabelPosition::UpperLeft,
+                            Legend::LowerLeft => SeriesLabelPosition::LowerLeft,
+                        })
                         .draw()
                         .map_err(|e| e.to_string())?;
                 }};
             }
             let mut builder = ChartBuilder::on(&root);
-            builder
-                .caption(self.title.as_str(), font)
-                .margin(15)
-                .x_label_area_size(45)
-                .y_label_area_size(80);
+            builder.caption(self.title.as_str(), font).margin(15).x_label_area_size(45).y_label_area_size(80);
             match (self.log_x, self.log_y) {
-                (false, false) => draw!(
-                    builder
-                        .build_cartesian_2d(x0..x1, y0..y1)
-                        .map_err(|e| e.to_string())?
-                ),
+                (false, false) => draw!(builder.build_cartesian_2d(x0..x1, y0..y1).map_err(|e| e.to_string())?),
                 (true, true) => draw!(
-                    builder
-                        .build_cartesian_2d((x0..x1).log_scale(), (y0..y1).log_scale())
-                        .map_err(|e| e.to_string())?
+                    builder.build_cartesian_2d((x0..x1).log_scale(), (y0..y1).log_scale()).map_err(|e| e.to_string())?
                 ),
-                (true, false) => draw!(
-                    builder
-                        .build_cartesian_2d((x0..x1).log_scale(), y0..y1)
-                        .map_err(|e| e.to_string())?
-                ),
-                (false, true) => draw!(
-                    builder
-                        .build_cartesian_2d(x0..x1, (y0..y1).log_scale())
-                        .map_err(|e| e.to_string())?
-                ),
+                (true, false) => {
+                    draw!(builder.build_cartesian_2d((x0..x1).log_scale(), y0..y1).map_err(|e| e.to_string())?)
+                }
+                (false, true) => {
+                    draw!(builder.build_cartesian_2d(x0..x1, (y0..y1).log_scale()).map_err(|e| e.to_string())?)
+                }
             }
             root.present().map_err(|e| e.to_string())?;
         }

@@ -73,35 +73,23 @@ pub fn run(scene: &Scene, opts: &RunOptions) -> Result<RunEnd, RunError> {
     let dt = sim.dt;
     let steps = opts
         .steps
-        .or_else(|| {
-            opts.duration
-                .map(|d| (d / dt - 1e-9).ceil().max(0.0) as u64)
-        })
+        .or_else(|| opts.duration.map(|d| (d / dt - 1e-9).ceil().max(0.0) as u64))
         .unwrap_or_else(|| sim.total_steps());
-    let out = opts
-        .out
-        .clone()
-        .unwrap_or_else(|| PathBuf::from("out").join(stem(scene)));
+    let out = opts.out.clone().unwrap_or_else(|| PathBuf::from("out").join(stem(scene)));
     let frames_dir = out.join("frames");
     std::fs::create_dir_all(&out).map_err(|e| io("directory", &out, e))?;
     let frame_every = if opts.no_frames {
         0
     } else {
-        scene
-            .output
-            .frame_every
-            .unwrap_or_else(|| ((1.0 / (DEFAULT_FPS * dt)).round() as u64).max(1))
+        scene.output.frame_every.unwrap_or_else(|| ((1.0 / (DEFAULT_FPS * dt)).round() as u64).max(1))
     };
     if frame_every > 0 {
         std::fs::create_dir_all(&frames_dir).map_err(|e| io("directory", &frames_dir, e))?;
     }
-    let metrics_every = scene
-        .output
-        .metrics_every
-        .unwrap_or_else(|| ((1.0 / (DEFAULT_METRICS_RATE * dt)).round() as u64).max(1));
+    let metrics_every =
+        scene.output.metrics_every.unwrap_or_else(|| ((1.0 / (DEFAULT_METRICS_RATE * dt)).round() as u64).max(1));
     let metrics_path = out.join("metrics.csv");
-    let mut metrics =
-        MetricsWriter::create(&metrics_path).map_err(|e| io("metrics", &metrics_path, e))?;
+    let mut metrics = MetricsWriter::create(&metrics_path).map_err(|e| io("metrics", &metrics_path, e))?;
     let mut frames = 0u64;
     let write_frames = |world: &wobble::World, frames: &mut u64| -> Result<(), RunError> {
         for &format in &scene.output.formats {
@@ -114,19 +102,11 @@ pub fn run(scene: &Scene, opts: &RunOptions) -> Result<RunEnd, RunError> {
     if frame_every > 0 {
         write_frames(&world, &mut frames)?;
     }
-    metrics
-        .row(&world.metrics())
-        .map_err(|e| io("metrics", &metrics_path, e))?;
-    let bar = if opts.quiet {
-        ProgressBar::hidden()
-    } else {
-        ProgressBar::new(steps)
-    };
+    metrics.row(&world.metrics()).map_err(|e| io("metrics", &metrics_path, e))?;
+    let bar = if opts.quiet { ProgressBar::hidden() } else { ProgressBar::new(steps) };
     bar.set_style(
-        ProgressStyle::with_template(
-            "{spinner} {bar:40} {pos}/{len} steps  {per_sec}  eta {eta}  {msg}",
-        )
-        .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        ProgressStyle::with_template("{spinner} {bar:40} {pos}/{len} steps  {per_sec}  eta {eta}  {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
     let tick = (steps / 200).max(1);
     let start = Instant::now();
@@ -144,9 +124,7 @@ pub fn run(scene: &Scene, opts: &RunOptions) -> Result<RunEnd, RunError> {
             write_frames(&world, &mut frames)?;
         }
         if k % metrics_every == 0 {
-            metrics
-                .row(&world.metrics())
-                .map_err(|e| io("metrics", &metrics_path, e))?;
+            metrics.row(&world.metrics()).map_err(|e| io("metrics", &metrics_path, e))?;
         }
         if k % tick == 0 {
             bar.set_position(k);
@@ -155,20 +133,13 @@ pub fn run(scene: &Scene, opts: &RunOptions) -> Result<RunEnd, RunError> {
     }
     bar.finish_and_clear();
     let wall = start.elapsed().as_secs_f64();
-    metrics
-        .finish()
-        .map_err(|e| io("metrics", &metrics_path, e))?;
+    metrics.finish().map_err(|e| io("metrics", &metrics_path, e))?;
     let last = world.metrics();
     let bodies_json: Vec<_> = bodies
         .iter()
         .map(|b| {
             let n = b.particles.len() as f64;
-            let centroid = b
-                .particles
-                .clone()
-                .map(|i| world.state.x.get(i))
-                .fold(glam::DVec3::ZERO, |a, p| a + p)
-                / n;
+            let centroid = b.particles.clone().map(|i| world.state.x.get(i)).fold(glam::DVec3::ZERO, |a, p| a + p) / n;
             json!({
                 "name": b.name,
                 "particles": b.particles.len(),
@@ -200,8 +171,7 @@ pub fn run(scene: &Scene, opts: &RunOptions) -> Result<RunEnd, RunError> {
         "peak_memory_mb": peak_memory_mb(),
     });
     let summary_path = out.join("summary.json");
-    let text =
-        serde_json::to_string_pretty(&summary).map_err(|e| io("summary", &summary_path, e))?;
+    let text = serde_json::to_string_pretty(&summary).map_err(|e| io("summary", &summary_path, e))?;
     std::fs::write(&summary_path, text + "\n").map_err(|e| io("summary", &summary_path, e))?;
     if let Some(msg) = failure {
         eprintln!("error: {msg}");
@@ -243,11 +213,8 @@ pub fn info_text(scene: &Scene, built: &Built) -> String {
         w.particles.total_mass()
     );
     for b in &w.topology.bodies {
-        let vol = w
-            .topology
-            .enclosed_volume(b, &w.state.x)
-            .map(|v| format!(", encloses {v:.6e} m³"))
-            .unwrap_or_default();
+        let vol =
+            w.topology.enclosed_volume(b, &w.state.x).map(|v| format!(", encloses {v:.6e} m³")).unwrap_or_default();
         let _ = writeln!(
             s,
             "  body {:<14} {:<8} {} particles, {} triangles{vol}",
@@ -262,38 +229,20 @@ pub fn info_text(scene: &Scene, built: &Built) -> String {
             let _ = writeln!(s, "  {label}: {n}");
         }
     }
-    let _ = writeln!(
-        s,
-        "force terms  {}",
-        w.forces
-            .iter()
-            .map(|t| t.name())
-            .collect::<Vec<_>>()
-            .join(", ")
-    );
+    let _ = writeln!(s, "force terms  {}", w.forces.iter().map(|t| t.name()).collect::<Vec<_>>().join(", "));
     let _ = writeln!(
         s,
         "constraints  {}",
         if w.constraints.is_empty() {
             "none".to_owned()
         } else {
-            w.constraints
-                .iter()
-                .map(|c| c.name().to_owned())
-                .collect::<Vec<_>>()
-                .join(", ")
+            w.constraints.iter().map(|c| c.name().to_owned()).collect::<Vec<_>>().join(", ")
         }
     );
     let stab = w.stability();
     let (omega, particle) = stab.omega_max();
-    let _ = writeln!(
-        s,
-        "stiffness    highest angular frequency bound ω = {omega:.4e} rad/s (particle {particle})"
-    );
-    let _ = writeln!(
-        s,
-        "stable dt    largest stable explicit time step, estimated from stiffness, damping and mass:"
-    );
+    let _ = writeln!(s, "stiffness    highest angular frequency bound ω = {omega:.4e} rad/s (particle {particle})");
+    let _ = writeln!(s, "stable dt    largest stable explicit time step, estimated from stiffness, damping and mass:");
     for kind in IntegratorKind::ALL {
         let est = stab.dt_for(kind);
         let text = match est {
@@ -301,22 +250,14 @@ pub fn info_text(scene: &Scene, built: &Built) -> String {
             Some(h) => format!(
                 "{h:.4e} s{}",
                 if kind == sim.integrator {
-                    if sim.dt <= h {
-                        "  ← in use: dt is within"
-                    } else {
-                        "  ← in use: dt EXCEEDS it"
-                    }
+                    if sim.dt <= h { "  ← in use: dt is within" } else { "  ← in use: dt EXCEEDS it" }
                 } else {
                     ""
                 }
             ),
             None => format!(
                 "unstable at any step without damping{}",
-                if kind == sim.integrator {
-                    "  ← in use"
-                } else {
-                    ""
-                }
+                if kind == sim.integrator { "  ← in use" } else { "" }
             ),
         };
         let _ = writeln!(s, "  {:<18} {text}", kind.name());

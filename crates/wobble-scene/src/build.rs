@@ -77,26 +77,18 @@ impl Scene {
             bodies.push(built);
         }
         for d in &self.drivers {
-            let body = bodies
-                .iter()
-                .find(|x| x.name == d.body)
-                .expect("driver body checked on read");
+            let body = bodies.iter().find(|x| x.name == d.body).expect("driver body checked on read");
             let particles = self.resolve(&d.select, body, &b)?;
-            b.drive(&d.name, particles, d.motion)
-                .map_err(|e| self.err(d.span.clone(), &e))?;
+            b.drive(&d.name, particles, d.motion).map_err(|e| self.err(d.span.clone(), &e))?;
         }
         for c in &self.colliders {
             let list = match c.shape {
-                ColliderShape::Plane { point, normal } => vec![Collider::new(
-                    &c.name,
-                    Shape::Plane { point, normal },
-                    c.surface,
-                )],
-                ColliderShape::Sphere { center, radius } => vec![Collider::new(
-                    &c.name,
-                    Shape::Sphere { center, radius },
-                    c.surface,
-                )],
+                ColliderShape::Plane { point, normal } => {
+                    vec![Collider::new(&c.name, Shape::Plane { point, normal }, c.surface)]
+                }
+                ColliderShape::Sphere { center, radius } => {
+                    vec![Collider::new(&c.name, Shape::Sphere { center, radius }, c.surface)]
+                }
                 ColliderShape::Room { min, max } => {
                     let mut walls = Collider::room(min, max, c.surface);
                     for w in &mut walls {
@@ -127,10 +119,7 @@ impl Scene {
             let pick = match &d.pick {
                 DragPick::Near(p) => PickTarget::Point(*p),
                 DragPick::Particle { body, index } => {
-                    let built = bodies
-                        .iter()
-                        .find(|x| &x.name == body)
-                        .expect("drag body checked on read");
+                    let built = bodies.iter().find(|x| &x.name == body).expect("drag body checked on read");
                     if *index >= built.particles.len() {
                         return Err(SceneError::new(
                             &self.source,
@@ -144,13 +133,8 @@ impl Scene {
                     PickTarget::Particle(built.particles.start + index)
                 }
             };
-            let params = DragSpringParams {
-                stiffness: d.stiffness,
-                damping: d.damping,
-            };
-            world.scripts.push(ScriptedDrag::new(
-                d.start, d.end, pick, d.target, d.ramp, params,
-            ));
+            let params = DragSpringParams { stiffness: d.stiffness, damping: d.damping };
+            world.scripts.push(ScriptedDrag::new(d.start, d.end, pick, d.target, d.ramp, params));
         }
         Ok(Built { world, bodies })
     }
@@ -163,11 +147,7 @@ impl Scene {
         // Point builder errors at the key they name, else at the body.
         let at = |e: BuildError| {
             let span = match &e {
-                BuildError::Invalid { what, .. } => spec
-                    .key_spans
-                    .get(*what)
-                    .cloned()
-                    .unwrap_or(spec.span.clone()),
+                BuildError::Invalid { what, .. } => spec.key_spans.get(*what).cloned().unwrap_or(spec.span.clone()),
                 _ => spec.span.clone(),
             };
             SceneError::new(&self.source, span, format!("body `{}`: {e}", spec.name))
@@ -184,20 +164,9 @@ impl Scene {
                 ball.build(b, &spec.name).map_err(at)?;
                 Grid::None
             }
-            BodyShape::Mesh {
-                file,
-                scale,
-                translate,
-                mass,
-                structural,
-                radius,
-            } => {
+            BodyShape::Mesh { file, scale, translate, mass, structural, radius } => {
                 let path = self.base_dir.join(file);
-                let span = spec
-                    .key_spans
-                    .get("file")
-                    .cloned()
-                    .unwrap_or(spec.span.clone());
+                let span = spec.key_spans.get("file").cloned().unwrap_or(spec.span.clone());
                 let text = std::fs::read_to_string(&path).map_err(|e| {
                     SceneError::new(
                         &self.source,
@@ -207,11 +176,7 @@ impl Scene {
                     .with_help("mesh paths are relative to the scene file's directory")
                 })?;
                 let mesh = obj::parse(&text).map_err(|e| {
-                    SceneError::new(
-                        &self.source,
-                        span.clone(),
-                        format!("mesh file `{}`: {e}", path.display()),
-                    )
+                    SceneError::new(&self.source, span.clone(), format!("mesh file `{}`: {e}", path.display()))
                 })?;
                 let body = MeshBody {
                     mesh,
@@ -225,11 +190,7 @@ impl Scene {
                 Grid::None
             }
         };
-        Ok(BuiltBody {
-            name: spec.name.clone(),
-            particles: first..b.particle_count(),
-            grid,
-        })
+        Ok(BuiltBody { name: spec.name.clone(), particles: first..b.particle_count(), grid })
     }
 
     /// The particles `sel` picks out of `body`.
@@ -247,11 +208,7 @@ impl Scene {
         }
         for &i in &sel.indices {
             if i >= r.len() {
-                return fail(format!(
-                    "body `{}` has {} particles; index {i} does not exist",
-                    body.name,
-                    r.len()
-                ));
+                return fail(format!("body `{}` has {} particles; index {i} does not exist", body.name, r.len()));
             }
             out.push(r.start + i);
         }
@@ -274,20 +231,13 @@ impl Scene {
                     ));
                 }
                 _ => {
-                    return fail(format!(
-                        "body `{}` is not a grid; use `indices`, `near` or `box`",
-                        body.name
-                    ));
+                    return fail(format!("body `{}` is not a grid; use `indices`, `near` or `box`", body.name));
                 }
             }
         }
         for p in &sel.near {
             let nearest = r.clone().min_by(|&a, &c| {
-                b.state
-                    .x
-                    .get(a)
-                    .distance_squared(*p)
-                    .total_cmp(&b.state.x.get(c).distance_squared(*p))
+                b.state.x.get(a).distance_squared(*p).total_cmp(&b.state.x.get(c).distance_squared(*p))
             });
             out.extend(nearest);
         }
@@ -298,18 +248,13 @@ impl Scene {
                 x.cmpge(*lo).all() && x.cmple(*hi).all()
             }));
             if out.len() == before {
-                return fail(format!(
-                    "no particle of body `{}` lies in the box {lo} .. {hi}",
-                    body.name
-                ));
+                return fail(format!("no particle of body `{}` lies in the box {lo} .. {hi}", body.name));
             }
         }
         for e in &sel.edges {
             match (body.grid, e.as_str()) {
                 (Grid::Cloth(h), "top") => out.extend((0..h.nx).map(|i| h.particle(i, 0))),
-                (Grid::Cloth(h), "bottom") => {
-                    out.extend((0..h.nx).map(|i| h.particle(i, h.ny - 1)))
-                }
+                (Grid::Cloth(h), "bottom") => out.extend((0..h.nx).map(|i| h.particle(i, h.ny - 1))),
                 (Grid::Cloth(h), "left") => out.extend((0..h.ny).map(|j| h.particle(0, j))),
                 (Grid::Cloth(h), "right") => out.extend((0..h.ny).map(|j| h.particle(h.nx - 1, j))),
                 (Grid::Chain, "first") => out.push(r.start),

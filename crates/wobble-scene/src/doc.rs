@@ -34,19 +34,8 @@ fn type_name(v: &DeValue<'_>) -> &'static str {
 
 impl<'a, 'i> Table<'a, 'i> {
     /// Wraps a table.
-    pub fn new(
-        src: &'a Source,
-        table: &'a DeTable<'i>,
-        span: Range<usize>,
-        what: impl Into<String>,
-    ) -> Self {
-        Self {
-            src,
-            table,
-            span,
-            what: what.into(),
-            used: RefCell::new(BTreeSet::new()),
-        }
+    pub fn new(src: &'a Source, table: &'a DeTable<'i>, span: Range<usize>, what: impl Into<String>) -> Self {
+        Self { src, table, span, what: what.into(), used: RefCell::new(BTreeSet::new()) }
     }
 
     /// The table's span.
@@ -98,14 +87,10 @@ impl<'a, 'i> Table<'a, 'i> {
         for (key, _) in self.table.iter() {
             let name: &str = key.get_ref();
             if !used.contains(name) {
-                let mut err =
-                    self.error(key.span(), format!("unknown key `{name}` in {}", self.what));
+                let mut err = self.error(key.span(), format!("unknown key `{name}` in {}", self.what));
                 let valid: Vec<&str> = used.iter().map(String::as_str).collect();
                 err = match nearest(name, valid.iter().copied()) {
-                    Some(s) => err.with_help(format!(
-                        "did you mean `{s}`? valid keys here: {}",
-                        valid.join(", ")
-                    )),
+                    Some(s) => err.with_help(format!("did you mean `{s}`? valid keys here: {}", valid.join(", "))),
                     None => err.with_help(format!("valid keys here: {}", valid.join(", "))),
                 };
                 return Err(err);
@@ -115,13 +100,7 @@ impl<'a, 'i> Table<'a, 'i> {
     }
 
     fn wrong_type(&self, key: &str, v: &Value<'_>, expected: &str) -> SceneError {
-        self.error(
-            v.span(),
-            format!(
-                "`{key}` must be {expected}, found a {}",
-                type_name(v.get_ref())
-            ),
-        )
+        self.error(v.span(), format!("`{key}` must be {expected}, found a {}", type_name(v.get_ref())))
     }
 
     /// A number (integer or float) at `key`.
@@ -129,9 +108,7 @@ impl<'a, 'i> Table<'a, 'i> {
         let Some(v) = self.get(key) else {
             return Ok(None);
         };
-        number(v)
-            .map(Some)
-            .ok_or_else(|| self.wrong_type(key, v, "a number"))
+        number(v).map(Some).ok_or_else(|| self.wrong_type(key, v, "a number"))
     }
 
     /// A number at `key`, or `default`.
@@ -149,10 +126,7 @@ impl<'a, 'i> Table<'a, 'i> {
         if value.is_finite() && value > 0.0 {
             Ok(value)
         } else {
-            Err(self.error(
-                self.span_of(key),
-                format!("`{key}` = {value} must be positive ({unit})"),
-            ))
+            Err(self.error(self.span_of(key), format!("`{key}` = {value} must be positive ({unit})")))
         }
     }
 
@@ -162,20 +136,14 @@ impl<'a, 'i> Table<'a, 'i> {
         if value.is_finite() && value >= 0.0 {
             Ok(value)
         } else {
-            Err(self.error(
-                self.span_of(key),
-                format!("`{key}` = {value} must be finite and ≥ 0 ({unit})"),
-            ))
+            Err(self.error(self.span_of(key), format!("`{key}` = {value} must be finite and ≥ 0 ({unit})")))
         }
     }
 
     /// A missing-key error.
     #[must_use]
     pub fn missing(&self, key: &str, expected: &str) -> SceneError {
-        self.error(
-            self.span.clone(),
-            format!("{} needs `{key}`: {expected}", self.what),
-        )
+        self.error(self.span.clone(), format!("{} needs `{key}`: {expected}", self.what))
     }
 
     /// A non-negative integer at `key`.
@@ -190,22 +158,14 @@ impl<'a, 'i> Table<'a, 'i> {
     }
 
     /// A non-negative integer at `key`, at least `min`, or `default`.
-    pub fn count(
-        &self,
-        key: &str,
-        default: Option<usize>,
-        min: usize,
-    ) -> Result<usize, SceneError> {
+    pub fn count(&self, key: &str, default: Option<usize>, min: usize) -> Result<usize, SceneError> {
         let value = match (self.usize(key)?, default) {
             (Some(v), _) => v,
             (None, Some(d)) => return Ok(d),
             (None, None) => return Err(self.missing(key, &format!("an integer ≥ {min}"))),
         };
         if value < min {
-            return Err(self.error(
-                self.span_of(key),
-                format!("`{key}` = {value} must be at least {min}"),
-            ));
+            return Err(self.error(self.span_of(key), format!("`{key}` = {value} must be at least {min}")));
         }
         Ok(value)
     }
@@ -215,10 +175,7 @@ impl<'a, 'i> Table<'a, 'i> {
         let Some(v) = self.get(key) else {
             return Ok(None);
         };
-        v.get_ref()
-            .as_str()
-            .map(Some)
-            .ok_or_else(|| self.wrong_type(key, v, "a string"))
+        v.get_ref().as_str().map(Some).ok_or_else(|| self.wrong_type(key, v, "a string"))
     }
 
     /// A boolean at `key`.
@@ -226,10 +183,7 @@ impl<'a, 'i> Table<'a, 'i> {
         let Some(v) = self.get(key) else {
             return Ok(None);
         };
-        v.get_ref()
-            .as_bool()
-            .map(Some)
-            .ok_or_else(|| self.wrong_type(key, v, "true or false"))
+        v.get_ref().as_bool().map(Some).ok_or_else(|| self.wrong_type(key, v, "true or false"))
     }
 
     /// A 3-vector `[x, y, z]` at `key`.
@@ -237,9 +191,7 @@ impl<'a, 'i> Table<'a, 'i> {
         let Some(v) = self.get(key) else {
             return Ok(None);
         };
-        vec3(v)
-            .map(Some)
-            .ok_or_else(|| self.wrong_type(key, v, "an array of 3 numbers [x, y, z]"))
+        vec3(v).map(Some).ok_or_else(|| self.wrong_type(key, v, "an array of 3 numbers [x, y, z]"))
     }
 
     /// A 3-vector at `key`, or `default`.
@@ -253,12 +205,7 @@ impl<'a, 'i> Table<'a, 'i> {
             return Ok(None);
         };
         match v.get_ref() {
-            DeValue::Table(t) => Ok(Some(Table::new(
-                self.src,
-                t,
-                v.span(),
-                format!("`{key}` of {}", self.what),
-            ))),
+            DeValue::Table(t) => Ok(Some(Table::new(self.src, t, v.span(), format!("`{key}` of {}", self.what)))),
             _ => Err(self.wrong_type(key, v, "a table")),
         }
     }
@@ -283,12 +230,7 @@ impl<'a, 'i> Table<'a, 'i> {
             .iter()
             .enumerate()
             .map(|(i, v)| match v.get_ref() {
-                DeValue::Table(t) => Ok(Table::new(
-                    self.src,
-                    t,
-                    v.span(),
-                    format!("[[{key}]] #{}", i + 1),
-                )),
+                DeValue::Table(t) => Ok(Table::new(self.src, t, v.span(), format!("[[{key}]] #{}", i + 1))),
                 _ => Err(self.error(v.span(), format!("each `{key}` entry must be a table"))),
             })
             .collect()
@@ -301,9 +243,7 @@ impl<'a, 'i> Table<'a, 'i> {
 
     /// Iterates over (key, key span, value).
     pub fn entries(&self) -> impl Iterator<Item = (&'a str, Range<usize>, &'a Value<'i>)> {
-        self.table
-            .iter()
-            .map(|(k, v)| (k.get_ref().as_ref(), k.span(), v))
+        self.table.iter().map(|(k, v)| (k.get_ref().as_ref(), k.span(), v))
     }
 
     /// Marks `key` used without reading it.
@@ -321,10 +261,7 @@ pub fn integer(v: &Value<'_>) -> Option<i64> {
         Some(rest) => (-1, rest.to_owned()),
         None => (1, digits.trim_start_matches('+').to_owned()),
     };
-    let body = body
-        .trim_start_matches("0x")
-        .trim_start_matches("0o")
-        .trim_start_matches("0b");
+    let body = body.trim_start_matches("0x").trim_start_matches("0o").trim_start_matches("0b");
     i64::from_str_radix(body, i.radix()).ok().map(|x| sign * x)
 }
 

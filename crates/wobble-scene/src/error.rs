@@ -17,10 +17,7 @@ impl Source {
     /// A source from a name and its text.
     #[must_use]
     pub fn new(name: impl Into<String>, text: impl Into<Arc<str>>) -> Self {
-        Self {
-            name: name.into(),
-            text: text.into(),
-        }
+        Self { name: name.into(), text: text.into() }
     }
 
     /// 1-based line and column (in characters) of byte offset `at`.
@@ -52,12 +49,7 @@ impl SceneError {
     /// An error at `span` of `source`.
     #[must_use]
     pub fn new(source: &Source, span: Range<usize>, message: impl Into<String>) -> Self {
-        Self {
-            source: source.clone(),
-            span,
-            message: message.into(),
-            help: None,
-        }
+        Self { source: source.clone(), span, message: message.into(), help: None }
     }
 
     /// Adds advice.

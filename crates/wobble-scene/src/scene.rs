@@ -71,11 +71,8 @@ impl Simulation {
     /// Steps to run: `steps`, else ⌈duration / dt⌉.
     #[must_use]
     pub fn total_steps(&self) -> u64 {
-        self.steps.unwrap_or_else(|| {
-            (self.duration.unwrap_or(DEFAULT_DURATION) / self.dt - 1e-9)
-                .ceil()
-                .max(0.0) as u64
-        })
+        self.steps
+            .unwrap_or_else(|| (self.duration.unwrap_or(DEFAULT_DURATION) / self.dt - 1e-9).ceil().max(0.0) as u64)
     }
 }
 
@@ -92,11 +89,8 @@ pub enum FrameFormat {
 
 impl FrameFormat {
     /// Every format with its name.
-    pub const ALL: [(FrameFormat, &'static str); 3] = [
-        (FrameFormat::Ply, "ply"),
-        (FrameFormat::Obj, "obj"),
-        (FrameFormat::Vtk, "vtk"),
-    ];
+    pub const ALL: [(FrameFormat, &'static str); 3] =
+        [(FrameFormat::Ply, "ply"), (FrameFormat::Obj, "obj"), (FrameFormat::Vtk, "vtk")];
 
     /// File extension.
     #[must_use]
@@ -301,29 +295,16 @@ impl Scene {
         let text = source.text.clone();
         let doc = DeTable::parse(&text).map_err(|e| {
             let span = e.span().unwrap_or(0..0);
-            SceneError::new(
-                &source,
-                span,
-                format!("invalid TOML: {}", e.message().trim()),
-            )
+            SceneError::new(&source, span, format!("invalid TOML: {}", e.message().trim()))
         })?;
         let root = Table::new(&source, doc.get_ref(), doc.span(), "the scene");
         let simulation = match root.table("simulation")? {
             Some(t) => read_simulation(&t)?,
-            None => read_simulation(&Table::new(
-                &source,
-                &DeTable::default(),
-                0..0,
-                "[simulation]",
-            ))?,
+            None => read_simulation(&Table::new(&source, &DeTable::default(), 0..0, "[simulation]"))?,
         };
         let output = match root.table("output")? {
             Some(t) => read_output(&t)?,
-            None => OutputSpec {
-                frame_every: None,
-                formats: vec![FrameFormat::Ply],
-                metrics_every: None,
-            },
+            None => OutputSpec { frame_every: None, formats: vec![FrameFormat::Ply], metrics_every: None },
         };
         let mut bodies = Vec::new();
         for mut t in root.tables("body")? {
@@ -332,10 +313,7 @@ impl Scene {
             if let Some(prev) = bodies.iter().find(|b: &&BodySpec| b.name == body.name) {
                 let (line, _) = source.line_col(prev.span.start);
                 return Err(t
-                    .error(
-                        t.span_of("name"),
-                        format!("a body named `{}` already exists (line {line})", body.name),
-                    )
+                    .error(t.span_of("name"), format!("a body named `{}` already exists (line {line})", body.name))
                     .with_help("give every body a unique `name`"));
             }
             bodies.push(body);
@@ -358,16 +336,7 @@ impl Scene {
             drags.push(read_drag(&t, &names)?);
         }
         root.finish()?;
-        Ok(Scene {
-            source,
-            base_dir,
-            simulation,
-            output,
-            bodies,
-            drivers,
-            colliders,
-            drags,
-        })
+        Ok(Scene { source, base_dir, simulation, output, bodies, drivers, colliders, drags })
     }
 }
 
@@ -387,80 +356,47 @@ fn read_simulation(t: &Table<'_, '_>) -> Result<Simulation, SceneError> {
     let duration = match t.f64("duration")? {
         Some(d) if d.is_finite() && d >= 0.0 => Some(d),
         Some(d) => {
-            return Err(t.error(
-                t.span_of("duration"),
-                format!("`duration` = {d} must be ≥ 0 (s)"),
-            ));
+            return Err(t.error(t.span_of("duration"), format!("`duration` = {d} must be ≥ 0 (s)")));
         }
         None => None,
     };
     let steps = t.usize("steps")?.map(|s| s as u64);
-    let gravity = t.vec3_or(
-        "gravity",
-        DVec3::new(0.0, -wobble::force::gravity::STANDARD_GRAVITY, 0.0),
-    )?;
+    let gravity = t.vec3_or("gravity", DVec3::new(0.0, -wobble::force::gravity::STANDARD_GRAVITY, 0.0))?;
     if !gravity.is_finite() {
         return Err(t.error(t.span_of("gravity"), "`gravity` must be finite"));
     }
     let air_drag = t.non_negative("air_drag", 0.0, "1/s")?;
     let verlet_drag = t.f64_or("verlet_drag", wobble::integrate::DEFAULT_VERLET_DRAG)?;
     if !(0.0..1.0).contains(&verlet_drag) {
-        return Err(t.error(
-            t.span_of("verlet_drag"),
-            format!("`verlet_drag` = {verlet_drag} must lie in [0, 1)"),
-        ));
+        return Err(t.error(t.span_of("verlet_drag"), format!("`verlet_drag` = {verlet_drag} must lie in [0, 1)")));
     }
     let constraint_iterations = t.count("constraint_iterations", Some(1), 1)? as u32;
     t.finish()?;
-    Ok(Simulation {
-        integrator,
-        dt,
-        duration,
-        steps,
-        gravity,
-        air_drag,
-        verlet_drag,
-        constraint_iterations,
-    })
+    Ok(Simulation { integrator, dt, duration, steps, gravity, air_drag, verlet_drag, constraint_iterations })
 }
 
 fn read_output(t: &Table<'_, '_>) -> Result<OutputSpec, SceneError> {
     let frame_every = t.usize("frame_every")?.map(|v| v as u64);
     let metrics_every = match t.usize("metrics_every")? {
         Some(0) => {
-            return Err(t.error(
-                t.span_of("metrics_every"),
-                "`metrics_every` must be at least 1",
-            ));
+            return Err(t.error(t.span_of("metrics_every"), "`metrics_every` must be at least 1"));
         }
         v => v.map(|v| v as u64),
     };
     let mut formats = Vec::new();
     if let Some(items) = t.array("formats")? {
         for v in items {
-            let name = v
-                .get_ref()
-                .as_str()
-                .ok_or_else(|| t.error(v.span(), "each format must be a string"))?;
-            let format = FrameFormat::ALL
-                .iter()
-                .find(|(_, n)| *n == name)
-                .map(|(f, _)| *f)
-                .ok_or_else(|| {
-                    t.error(v.span(), format!("unknown frame format `{name}`"))
-                        .with_help("choose from: ply, obj, vtk")
-                })?;
+            let name = v.get_ref().as_str().ok_or_else(|| t.error(v.span(), "each format must be a string"))?;
+            let format = FrameFormat::ALL.iter().find(|(_, n)| *n == name).map(|(f, _)| *f).ok_or_else(|| {
+                t.error(v.span(), format!("unknown frame format `{name}`")).with_help("choose from: ply, obj, vtk")
+            })?;
             formats.push(format);
         }
     } else {
         formats.push(FrameFormat::Ply);
     }
     t.finish()?;
-    Ok(OutputSpec {
-        frame_every,
-        formats,
-        metrics_every,
-    })
+    Ok(OutputSpec { frame_every, formats, metrics_every })
 }
 
 /// Reads `{ stiffness, damping, law }` for one spring kind.
@@ -476,11 +412,7 @@ fn read_spring(t: &Table<'_, '_>, default: SpringParams) -> Result<SpringParams,
         }
     };
     t.finish()?;
-    Ok(SpringParams {
-        stiffness,
-        damping,
-        law,
-    })
+    Ok(SpringParams { stiffness, damping, law })
 }
 
 /// Reads `[body.springs]`: one entry per kind the builder supports. Returns, per
@@ -510,9 +442,7 @@ fn read_springs(
 }
 
 fn read_body(t: &Table<'_, '_>) -> Result<BodySpec, SceneError> {
-    let kind = t
-        .str("type")?
-        .ok_or_else(|| t.missing("type", &format!("one of {}", BODY_TYPES.join(", "))))?;
+    let kind = t.str("type")?.ok_or_else(|| t.missing("type", &format!("one of {}", BODY_TYPES.join(", "))))?;
     let name = t.str("name")?.unwrap_or(kind).to_owned();
     let velocity = t.vec3_or("velocity", DVec3::ZERO)?;
     let radius = t.non_negative("particle_radius", 0.0, "m")?;
@@ -522,13 +452,7 @@ fn read_body(t: &Table<'_, '_>) -> Result<BodySpec, SceneError> {
     let shape = match kind {
         "chain" => {
             let d = Chain::default();
-            let springs = read_springs(
-                t,
-                &[
-                    (SpringKind::Structural, Some(d.structural)),
-                    (SpringKind::Bend, None),
-                ],
-            )?;
+            let springs = read_springs(t, &[(SpringKind::Structural, Some(d.structural)), (SpringKind::Bend, None)])?;
             BodyShape::Chain(Chain {
                 count: t.count("count", Some(d.count), 2)?,
                 start: t.vec3_or("start", origin)?,
@@ -568,12 +492,7 @@ fn read_body(t: &Table<'_, '_>) -> Result<BodySpec, SceneError> {
             let n = match t.array("n")? {
                 None => d.n,
                 Some(items) => {
-                    let bad = || {
-                        t.error(
-                            t.span_of("n"),
-                            "`n` must be [nx, ny, nz], each an integer ≥ 2",
-                        )
-                    };
+                    let bad = || t.error(t.span_of("n"), "`n` must be [nx, ny, nz], each an integer ≥ 2");
                     if items.len() != 3 {
                         return Err(bad());
                     }
@@ -589,11 +508,7 @@ fn read_body(t: &Table<'_, '_>) -> Result<BodySpec, SceneError> {
             };
             let springs = read_springs(
                 t,
-                &[
-                    (SpringKind::Structural, Some(d.structural)),
-                    (SpringKind::Shear, d.shear),
-                    (SpringKind::Bend, None),
-                ],
+                &[(SpringKind::Structural, Some(d.structural)), (SpringKind::Shear, d.shear), (SpringKind::Bend, None)],
             )?;
             BodyShape::Lattice(Lattice {
                 n,
@@ -607,51 +522,30 @@ fn read_body(t: &Table<'_, '_>) -> Result<BodySpec, SceneError> {
             })
         }
         "mesh" => {
-            let file = t
-                .str("file")?
-                .ok_or_else(|| t.missing("file", "the path of an OBJ file"))?
-                .to_owned();
-            let springs = read_springs(
-                t,
-                &[(
-                    SpringKind::Structural,
-                    Some(SpringParams::linear(1000.0, 1.0)),
-                )],
-            )?;
+            let file = t.str("file")?.ok_or_else(|| t.missing("file", "the path of an OBJ file"))?.to_owned();
+            let springs = read_springs(t, &[(SpringKind::Structural, Some(SpringParams::linear(1000.0, 1.0)))])?;
             BodyShape::Mesh {
                 file,
                 scale: t.positive("scale", Some(1.0), "")?,
                 translate: origin,
                 mass,
-                structural: springs[&SpringKind::Structural]
-                    .unwrap_or(SpringParams::linear(1000.0, 1.0)),
+                structural: springs[&SpringKind::Structural].unwrap_or(SpringParams::linear(1000.0, 1.0)),
                 radius,
             }
         }
         "ball" => {
             let d = Ball::default();
-            let springs = read_springs(
-                t,
-                &[
-                    (SpringKind::Structural, Some(d.structural)),
-                    (SpringKind::Radius, Some(d.spokes)),
-                ],
-            )?;
+            let springs =
+                read_springs(t, &[(SpringKind::Structural, Some(d.structural)), (SpringKind::Radius, Some(d.spokes))])?;
             let mesh = match (t.usize("level")?, t.usize("slices")?, t.usize("stacks")?) {
-                (Some(level), None, None) => SphereMesh::Uniform {
-                    level: level as u32,
-                },
-                (None, Some(slices), Some(stacks)) => SphereMesh::LatLong {
-                    slices: slices as u32,
-                    stacks: stacks as u32,
-                },
+                (Some(level), None, None) => SphereMesh::Uniform { level: level as u32 },
+                (None, Some(slices), Some(stacks)) => {
+                    SphereMesh::LatLong { slices: slices as u32, stacks: stacks as u32 }
+                }
                 (None, None, None) => d.mesh,
                 _ => {
                     return Err(t
-                        .error(
-                            t.span(),
-                            "a ball takes either `level` (uniform sphere) or `slices` and `stacks`",
-                        )
+                        .error(t.span(), "a ball takes either `level` (uniform sphere) or `slices` and `stacks`")
                         .with_help("e.g. `level = 2`, or `slices = 16` with `stacks = 8`"));
                 }
             };
@@ -668,27 +562,14 @@ fn read_body(t: &Table<'_, '_>) -> Result<BodySpec, SceneError> {
         other => {
             let err = t.error(t.span_of("type"), format!("unknown body type `{other}`"));
             return Err(match nearest(other, BODY_TYPES) {
-                Some(s) => err.with_help(format!(
-                    "did you mean `{s}`? body types: {}",
-                    BODY_TYPES.join(", ")
-                )),
+                Some(s) => err.with_help(format!("did you mean `{s}`? body types: {}", BODY_TYPES.join(", "))),
                 None => err.with_help(format!("body types: {}", BODY_TYPES.join(", "))),
             });
         }
     };
-    let key_spans = t
-        .entries()
-        .map(|(k, _, v)| (k.to_owned(), v.span()))
-        .collect();
+    let key_spans = t.entries().map(|(k, _, v)| (k.to_owned(), v.span())).collect();
     t.finish()?;
-    Ok(BodySpec {
-        name,
-        shape,
-        pin,
-        velocity,
-        span: t.span(),
-        key_spans,
-    })
+    Ok(BodySpec { name, shape, pin, velocity, span: t.span(), key_spans })
 }
 
 fn read_points(t: &Table<'_, '_>, key: &str) -> Result<Vec<DVec3>, SceneError> {
@@ -697,25 +578,17 @@ fn read_points(t: &Table<'_, '_>, key: &str) -> Result<Vec<DVec3>, SceneError> {
     };
     items
         .iter()
-        .map(|v| {
-            vec3(v).ok_or_else(|| {
-                t.error(v.span(), format!("each entry of `{key}` must be [x, y, z]"))
-            })
-        })
+        .map(|v| vec3(v).ok_or_else(|| t.error(v.span(), format!("each entry of `{key}` must be [x, y, z]"))))
         .collect()
 }
 
 fn read_selection(t: &Table<'_, '_>) -> Result<Selection, SceneError> {
-    let mut s = Selection {
-        span: t.span(),
-        ..Selection::default()
-    };
+    let mut s = Selection { span: t.span(), ..Selection::default() };
     s.all = t.bool("all")?.unwrap_or(false);
     if let Some(items) = t.array("indices")? {
         for v in items {
             let i = crate::doc::integer(v).and_then(|i| usize::try_from(i).ok());
-            s.indices
-                .push(i.ok_or_else(|| t.error(v.span(), "indices must be non-negative integers"))?);
+            s.indices.push(i.ok_or_else(|| t.error(v.span(), "indices must be non-negative integers"))?);
         }
     }
     if let Some(items) = t.array("grid")? {
@@ -727,10 +600,7 @@ fn read_selection(t: &Table<'_, '_>) -> Result<Selection, SceneError> {
                     .collect::<Option<Vec<usize>>>(),
                 _ => None,
             };
-            s.grid
-                .push(coords.ok_or_else(|| {
-                    t.error(v.span(), "grid entries must be [i, j] or [i, j, k]")
-                })?);
+            s.grid.push(coords.ok_or_else(|| t.error(v.span(), "grid entries must be [i, j] or [i, j, k]"))?);
         }
     }
     s.near = read_points(t, "near")?;
@@ -740,20 +610,14 @@ fn read_selection(t: &Table<'_, '_>) -> Result<Selection, SceneError> {
                 toml::de::DeValue::Array(a) if a.len() == 2 => vec3(&a[0]).zip(vec3(&a[1])),
                 _ => None,
             };
-            s.boxes.push(pair.ok_or_else(|| {
-                t.error(
-                    v.span(),
-                    "each box must be [[xmin, ymin, zmin], [xmax, ymax, zmax]]",
-                )
-            })?);
+            s.boxes.push(
+                pair.ok_or_else(|| t.error(v.span(), "each box must be [[xmin, ymin, zmin], [xmax, ymax, zmax]]"))?,
+            );
         }
     }
     if let Some(items) = t.array("edge")? {
         for v in items {
-            let name = v
-                .get_ref()
-                .as_str()
-                .ok_or_else(|| t.error(v.span(), "edges must be strings"))?;
+            let name = v.get_ref().as_str().ok_or_else(|| t.error(v.span(), "edges must be strings"))?;
             const EDGES: [&str; 6] = ["top", "bottom", "left", "right", "first", "last"];
             if !EDGES.contains(&name) {
                 return Err(t
@@ -779,9 +643,7 @@ fn read_selection(t: &Table<'_, '_>) -> Result<Selection, SceneError> {
 }
 
 fn read_body_ref(t: &Table<'_, '_>, names: &[&str]) -> Result<String, SceneError> {
-    let body = t
-        .str("body")?
-        .ok_or_else(|| t.missing("body", "the name of a body"))?;
+    let body = t.str("body")?.ok_or_else(|| t.missing("body", "the name of a body"))?;
     if !names.contains(&body) {
         let err = t.error(t.span_of("body"), format!("no body is named `{body}`"));
         return Err(match nearest(body, names.iter().copied()) {
@@ -800,16 +662,12 @@ fn read_motion(t: &Table<'_, '_>) -> Result<Motion, SceneError> {
     let motion = match m.str("type")? {
         Some("static") => Motion::Static,
         Some("linear") => Motion::Linear {
-            velocity: m
-                .vec3("velocity")?
-                .ok_or_else(|| m.missing("velocity", "[vx, vy, vz] in m/s"))?,
+            velocity: m.vec3("velocity")?.ok_or_else(|| m.missing("velocity", "[vx, vy, vz] in m/s"))?,
             start: m.non_negative("start", 0.0, "s")?,
             stop: m.f64_or("stop", f64::INFINITY)?,
         },
         Some("oscillate") => Motion::Oscillate {
-            amplitude: m
-                .vec3("amplitude")?
-                .ok_or_else(|| m.missing("amplitude", "[ax, ay, az] in m"))?,
+            amplitude: m.vec3("amplitude")?.ok_or_else(|| m.missing("amplitude", "[ax, ay, az] in m"))?,
             frequency: m.positive("frequency", None, "Hz")?,
             phase: m.f64_or("phase", 0.0)?,
         },
@@ -826,50 +684,31 @@ fn read_motion(t: &Table<'_, '_>) -> Result<Motion, SceneError> {
 
 fn read_driver(t: &Table<'_, '_>, names: &[&str], index: usize) -> Result<DriverSpec, SceneError> {
     let body = read_body_ref(t, names)?;
-    let select = t
-        .table("select")?
-        .ok_or_else(|| t.missing("select", "a particle selection"))?;
+    let select = t.table("select")?.ok_or_else(|| t.missing("select", "a particle selection"))?;
     let select = read_selection(&select)?;
     let motion = read_motion(t)?;
-    let name = t
-        .str("name")?
-        .map_or_else(|| format!("driver-{}", index + 1), str::to_owned);
+    let name = t.str("name")?.map_or_else(|| format!("driver-{}", index + 1), str::to_owned);
     t.finish()?;
-    Ok(DriverSpec {
-        name,
-        body,
-        select,
-        motion,
-        span: t.span(),
-    })
+    Ok(DriverSpec { name, body, select, motion, span: t.span() })
 }
 
 fn read_collider(t: &Table<'_, '_>, index: usize) -> Result<ColliderSpec, SceneError> {
-    let kind = t
-        .str("type")?
-        .ok_or_else(|| t.missing("type", "plane, sphere or room"))?;
+    let kind = t.str("type")?.ok_or_else(|| t.missing("type", "plane, sphere or room"))?;
     let shape = match kind {
         "plane" => {
             let normal = t.vec3_or("normal", DVec3::Y)?;
             if !(normal.is_finite() && normal.length() > 0.0) {
                 return Err(t.error(t.span_of("normal"), "`normal` must be a non-zero vector"));
             }
-            ColliderShape::Plane {
-                point: t.vec3_or("point", DVec3::ZERO)?,
-                normal: normal.normalize(),
-            }
+            ColliderShape::Plane { point: t.vec3_or("point", DVec3::ZERO)?, normal: normal.normalize() }
         }
         "sphere" => ColliderShape::Sphere {
             center: t.vec3_or("center", DVec3::ZERO)?,
             radius: t.positive("radius", None, "m")?,
         },
         "room" => {
-            let min = t
-                .vec3("min")?
-                .ok_or_else(|| t.missing("min", "[x, y, z] of the lower corner"))?;
-            let max = t
-                .vec3("max")?
-                .ok_or_else(|| t.missing("max", "[x, y, z] of the upper corner"))?;
+            let min = t.vec3("min")?.ok_or_else(|| t.missing("min", "[x, y, z] of the lower corner"))?;
+            let max = t.vec3("max")?.ok_or_else(|| t.missing("max", "[x, y, z] of the upper corner"))?;
             if !(min.cmplt(max).all()) {
                 return Err(t.error(t.span_of("max"), "`max` must exceed `min` on every axis"));
             }
@@ -877,83 +716,51 @@ fn read_collider(t: &Table<'_, '_>, index: usize) -> Result<ColliderSpec, SceneE
         }
         other => {
             return Err(t
-                .error(
-                    t.span_of("type"),
-                    format!("unknown collider type `{other}`"),
-                )
+                .error(t.span_of("type"), format!("unknown collider type `{other}`"))
                 .with_help("collider types: plane, sphere, room"));
         }
     };
     let d = Surface::default();
     let restitution = t.f64_or("restitution", d.restitution)?;
     if !(0.0..=1.0).contains(&restitution) {
-        return Err(t.error(
-            t.span_of("restitution"),
-            format!("`restitution` = {restitution} must lie in [0, 1]"),
-        ));
+        return Err(t.error(t.span_of("restitution"), format!("`restitution` = {restitution} must lie in [0, 1]")));
     }
     let friction = t.non_negative("friction", d.friction, "")?;
     let motion = read_motion(t)?;
     let name = t.str("name")?.map_or_else(
         || {
-            if kind == "room" {
-                "room".to_owned()
-            } else {
-                format!("{kind}-{}", index + 1)
-            }
+            if kind == "room" { "room".to_owned() } else { format!("{kind}-{}", index + 1) }
         },
         str::to_owned,
     );
     t.finish()?;
-    Ok(ColliderSpec {
-        name,
-        shape,
-        surface: Surface {
-            restitution,
-            friction,
-        },
-        motion,
-        span: t.span(),
-    })
+    Ok(ColliderSpec { name, shape, surface: Surface { restitution, friction }, motion, span: t.span() })
 }
 
 fn read_drag(t: &Table<'_, '_>, names: &[&str]) -> Result<DragSpec, SceneError> {
     let start = t.non_negative("start", 0.0, "s")?;
     let end = t.f64_or("end", f64::INFINITY)?;
     if end.is_nan() || end <= start {
-        return Err(t.error(
-            t.span_of("end"),
-            format!("`end` = {end} must be after `start` = {start}"),
-        ));
+        return Err(t.error(t.span_of("end"), format!("`end` = {end} must be after `start` = {start}")));
     }
     let pick = match (t.vec3("near")?, t.has("body")) {
         (Some(p), false) => DragPick::Near(p),
         (None, true) => {
             let body = read_body_ref(t, names)?;
-            let index = t
-                .usize("particle")?
-                .ok_or_else(|| t.missing("particle", "a body-local particle index"))?;
+            let index = t.usize("particle")?.ok_or_else(|| t.missing("particle", "a body-local particle index"))?;
             DragPick::Particle { body, index }
         }
         _ => {
             return Err(t
-                .error(
-                    t.span(),
-                    "a drag needs `near = [x, y, z]` or `body` with `particle`",
-                )
-                .with_help(
-                    "`near` grabs the surface particle nearest to a point when the drag starts",
-                ));
+                .error(t.span(), "a drag needs `near = [x, y, z]` or `body` with `particle`")
+                .with_help("`near` grabs the surface particle nearest to a point when the drag starts"));
         }
     };
     let target = match (t.vec3("to")?, t.vec3("by")?) {
         (Some(p), None) => wobble::interact::CursorTarget::To(p),
         (None, Some(d)) => wobble::interact::CursorTarget::By(d),
         _ => {
-            return Err(t.error(
-                t.span(),
-                "a drag needs exactly one of `to = [x, y, z]` or `by = [dx, dy, dz]`",
-            ));
+            return Err(t.error(t.span(), "a drag needs exactly one of `to = [x, y, z]` or `by = [dx, dy, dz]`"));
         }
     };
     let d = wobble::force::DragSpringParams::default();

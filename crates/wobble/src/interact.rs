@@ -14,11 +14,9 @@ use crate::world::World;
 /// The particle with `mask[i]` nearest to `point`.
 #[must_use]
 pub fn nearest_particle(x: &Vec3s, mask: &[bool], point: DVec3) -> Option<usize> {
-    (0..x.len()).filter(|&i| mask[i]).min_by(|&a, &b| {
-        x.get(a)
-            .distance_squared(point)
-            .total_cmp(&x.get(b).distance_squared(point))
-    })
+    (0..x.len())
+        .filter(|&i| mask[i])
+        .min_by(|&a, &b| x.get(a).distance_squared(point).total_cmp(&x.get(b).distance_squared(point)))
 }
 
 /// Ray–triangle intersection (Möller–Trumbore): the ray parameter of the hit.
@@ -74,11 +72,10 @@ pub fn pick_ray(
     }
     if let Some((s, tri)) = best {
         let hit = origin + d * s;
-        return tri.iter().map(|&i| i as usize).min_by(|&p, &q| {
-            x.get(p)
-                .distance_squared(hit)
-                .total_cmp(&x.get(q).distance_squared(hit))
-        });
+        return tri
+            .iter()
+            .map(|&i| i as usize)
+            .min_by(|&p, &q| x.get(p).distance_squared(hit).total_cmp(&x.get(q).distance_squared(hit)));
     }
     (0..x.len())
         .filter(|&i| mask[i])
@@ -143,16 +140,7 @@ impl ScriptedDrag {
         ramp: f64,
         params: DragSpringParams,
     ) -> Self {
-        Self {
-            start,
-            end,
-            pick,
-            target,
-            ramp,
-            params,
-            grabbed: None,
-            done: false,
-        }
+        Self { start, end, pick, target, ramp, params, grabbed: None, done: false }
     }
 
     /// Cursor position and velocity at time `t` (s) for a grab that began at `from`.
@@ -166,11 +154,7 @@ impl ScriptedDrag {
             return (to, DVec3::ZERO);
         }
         let s = ((t - self.start) / self.ramp).clamp(0.0, 1.0);
-        let v = if s < 1.0 {
-            (to - from) / self.ramp
-        } else {
-            DVec3::ZERO
-        };
+        let v = if s < 1.0 { (to - from) / self.ramp } else { DVec3::ZERO };
         (from.lerp(to, s), v)
     }
 }
@@ -208,10 +192,6 @@ pub(crate) fn apply_scripts(world: &mut World, t: f64) {
         let script = &world.scripts[k];
         let (cursor, cursor_velocity) = script.cursor(from, t);
         world.drag.params = script.params;
-        world.drag.grab = Some(Grab {
-            particle,
-            cursor,
-            cursor_velocity,
-        });
+        world.drag.grab = Some(Grab { particle, cursor, cursor_velocity });
     }
 }

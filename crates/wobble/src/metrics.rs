@@ -47,10 +47,7 @@ pub fn bounding_box(x: &Vec3s) -> (DVec3, DVec3) {
     if x.is_empty() {
         return (DVec3::ZERO, DVec3::ZERO);
     }
-    x.iter()
-        .fold((DVec3::INFINITY, DVec3::NEG_INFINITY), |(lo, hi), p| {
-            (lo.min(p), hi.max(p))
-        })
+    x.iter().fold((DVec3::INFINITY, DVec3::NEG_INFINITY), |(lo, hi), p| (lo.min(p), hi.max(p)))
 }
 
 /// True when every position is finite and every particle's kinetic energy
@@ -66,11 +63,7 @@ pub fn healthy(particles: &Particles, state: &State, limit: f64) -> bool {
         ke <= limit && (state.x.x[i] + state.x.y[i] + state.x.z[i]).is_finite()
     };
     let bs = crate::par::block_len(n);
-    if bs >= n {
-        (0..n).all(ok)
-    } else {
-        (0..n).into_par_iter().with_min_len(bs).all(ok)
-    }
+    if bs >= n { (0..n).all(ok) } else { (0..n).into_par_iter().with_min_len(bs).all(ok) }
 }
 
 /// Measures `world`.
@@ -92,32 +85,15 @@ pub fn measure(world: &World) -> Metrics {
             angular += iw;
         }
     }
-    let ctx = ForceContext {
-        particles: p,
-        state: s,
-        t: world.time(),
+    let ctx = ForceContext { particles: p, state: s, t: world.time() };
+    let potential: f64 = world.forces.iter().map(|t| t.potential_energy(&ctx)).sum::<f64>() + {
+        use crate::force::ForceTerm;
+        world.drag.potential_energy(&ctx)
     };
-    let potential: f64 = world
-        .forces
-        .iter()
-        .map(|t| t.potential_energy(&ctx))
-        .sum::<f64>()
-        + {
-            use crate::force::ForceTerm;
-            world.drag.potential_energy(&ctx)
-        };
-    let strain = world
-        .forces
-        .iter()
-        .filter_map(|t| t.strain(s))
-        .fold(StrainStats::default(), StrainStats::merge);
+    let strain = world.forces.iter().filter_map(|t| t.strain(s)).fold(StrainStats::default(), StrainStats::merge);
     let (bbox_min, bbox_max) = bounding_box(&s.x);
-    let volumes: Vec<f64> = world
-        .topology
-        .bodies
-        .iter()
-        .filter_map(|b| world.topology.enclosed_volume(b, &s.x))
-        .collect();
+    let volumes: Vec<f64> =
+        world.topology.bodies.iter().filter_map(|b| world.topology.enclosed_volume(b, &s.x)).collect();
     let report = world.last_report();
     Metrics {
         time: world.time(),

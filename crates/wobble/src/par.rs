@@ -19,11 +19,7 @@ pub const MIN_BLOCK: usize = 1024;
 #[must_use]
 pub fn block_len(n: usize) -> usize {
     let threads = rayon::current_num_threads();
-    let blocks = if threads <= 1 {
-        1
-    } else {
-        (4 * threads).min(n / MIN_BLOCK).max(1)
-    };
+    let blocks = if threads <= 1 { 1 } else { (4 * threads).min(n / MIN_BLOCK).max(1) };
     n.div_ceil(blocks).max(1)
 }
 
@@ -38,19 +34,12 @@ pub fn apply(dst: &mut [f64], src: &[f64], op: impl Fn(f64, f64) -> f64 + Sync +
     if bs >= dst.len() {
         serial(dst, src);
     } else {
-        dst.par_chunks_mut(bs)
-            .zip(src.par_chunks(bs))
-            .for_each(|(d, s)| serial(d, s));
+        dst.par_chunks_mut(bs).zip(src.par_chunks(bs)).for_each(|(d, s)| serial(d, s));
     }
 }
 
 /// `dst[i] = op(a[i], b[i])` for every i.
-pub fn set(
-    dst: &mut [f64],
-    a: &[f64],
-    b: &[f64],
-    op: impl Fn(f64, f64) -> f64 + Sync + Send + Copy,
-) {
+pub fn set(dst: &mut [f64], a: &[f64], b: &[f64], op: impl Fn(f64, f64) -> f64 + Sync + Send + Copy) {
     let bs = block_len(dst.len());
     let serial = |d: &mut [f64], a: &[f64], b: &[f64]| {
         for ((d, a), b) in d.iter_mut().zip(a).zip(b) {
@@ -60,10 +49,7 @@ pub fn set(
     if bs >= dst.len() {
         serial(dst, a, b);
     } else {
-        dst.par_chunks_mut(bs)
-            .zip(a.par_chunks(bs))
-            .zip(b.par_chunks(bs))
-            .for_each(|((d, a), b)| serial(d, a, b));
+        dst.par_chunks_mut(bs).zip(a.par_chunks(bs)).zip(b.par_chunks(bs)).for_each(|((d, a), b)| serial(d, a, b));
     }
 }
 
@@ -86,14 +72,11 @@ pub fn zero3(v: &mut Vec3s) {
         y.fill(0.0);
         z.fill(0.0);
     } else {
-        x.par_chunks_mut(bs)
-            .zip(y.par_chunks_mut(bs))
-            .zip(z.par_chunks_mut(bs))
-            .for_each(|((x, y), z)| {
-                x.fill(0.0);
-                y.fill(0.0);
-                z.fill(0.0);
-            });
+        x.par_chunks_mut(bs).zip(y.par_chunks_mut(bs)).zip(z.par_chunks_mut(bs)).for_each(|((x, y), z)| {
+            x.fill(0.0);
+            y.fill(0.0);
+            z.fill(0.0);
+        });
     }
 }
 
@@ -123,21 +106,10 @@ pub fn update_vx(
         serial([vx, vy, vz], [xx, xy, xz], [fx, fy, fz], w);
         return;
     }
-    let vi = vx
-        .par_chunks_mut(bs)
-        .zip(vy.par_chunks_mut(bs))
-        .zip(vz.par_chunks_mut(bs));
-    let xi = xx
-        .par_chunks_mut(bs)
-        .zip(xy.par_chunks_mut(bs))
-        .zip(xz.par_chunks_mut(bs));
-    let fi = fx
-        .par_chunks(bs)
-        .zip(fy.par_chunks(bs))
-        .zip(fz.par_chunks(bs));
-    vi.zip(xi).zip(fi).zip(w.par_chunks(bs)).for_each(
-        |(((((vx, vy), vz), ((xx, xy), xz)), ((fx, fy), fz)), w)| {
-            serial([vx, vy, vz], [xx, xy, xz], [fx, fy, fz], w);
-        },
-    );
+    let vi = vx.par_chunks_mut(bs).zip(vy.par_chunks_mut(bs)).zip(vz.par_chunks_mut(bs));
+    let xi = xx.par_chunks_mut(bs).zip(xy.par_chunks_mut(bs)).zip(xz.par_chunks_mut(bs));
+    let fi = fx.par_chunks(bs).zip(fy.par_chunks(bs)).zip(fz.par_chunks(bs));
+    vi.zip(xi).zip(fi).zip(w.par_chunks(bs)).for_each(|(((((vx, vy), vz), ((xx, xy), xz)), ((fx, fy), fz)), w)| {
+        serial([vx, vy, vz], [xx, xy, xz], [fx, fy, fz], w);
+    });
 }

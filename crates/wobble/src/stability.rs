@@ -31,13 +31,10 @@ impl Stability {
     /// Highest angular frequency bound, rad/s, and its particle.
     #[must_use]
     pub fn omega_max(&self) -> (f64, usize) {
-        self.lambda
-            .iter()
-            .enumerate()
-            .fold((0.0, 0), |(best, bi), (i, &l)| {
-                let w = l.sqrt();
-                if w > best { (w, i) } else { (best, bi) }
-            })
+        self.lambda.iter().enumerate().fold((0.0, 0), |(best, bi), (i, &l)| {
+            let w = l.sqrt();
+            if w > best { (w, i) } else { (best, bi) }
+        })
     }
 
     /// The estimate for `kind`, s: `None` when the method is unstable at any step
@@ -78,16 +75,10 @@ struct Complex {
 
 impl Complex {
     fn mul(self, o: Complex) -> Complex {
-        Complex {
-            re: self.re * o.re - self.im * o.im,
-            im: self.re * o.im + self.im * o.re,
-        }
+        Complex { re: self.re * o.re - self.im * o.im, im: self.re * o.im + self.im * o.re }
     }
     fn scale(self, s: f64) -> Complex {
-        Complex {
-            re: self.re * s,
-            im: self.im * s,
-        }
+        Complex { re: self.re * s, im: self.im * s }
     }
 }
 
@@ -98,10 +89,7 @@ fn rk_growth(z: Complex, order: u32) -> f64 {
     let mut w = Complex { re: 0.0, im: 0.0 };
     for k in 1..=order {
         term = term.mul(z).scale(1.0 / f64::from(k));
-        w = Complex {
-            re: w.re + term.re,
-            im: w.im + term.im,
-        };
+        w = Complex { re: w.re + term.re, im: w.im + term.im };
     }
     2.0 * w.re + (w.re * w.re + w.im * w.im)
 }
@@ -113,21 +101,9 @@ fn rk_limit(lambda: f64, gamma: f64, order: u32) -> Option<f64> {
     // Roots of μ² + γμ + λ: a real pair, or a conjugate pair (same |R|, so one).
     let roots = if d >= 0.0 {
         let s = d.sqrt();
-        [
-            Complex {
-                re: 0.5 * (-gamma + s),
-                im: 0.0,
-            },
-            Complex {
-                re: 0.5 * (-gamma - s),
-                im: 0.0,
-            },
-        ]
+        [Complex { re: 0.5 * (-gamma + s), im: 0.0 }, Complex { re: 0.5 * (-gamma - s), im: 0.0 }]
     } else {
-        let c = Complex {
-            re: -0.5 * gamma,
-            im: 0.5 * (-d).sqrt(),
-        };
+        let c = Complex { re: -0.5 * gamma, im: 0.5 * (-d).sqrt() };
         [c, c]
     };
     let stable = |h: f64| roots.iter().all(|&mu| rk_growth(mu.scale(h), order) <= 0.0);
@@ -153,10 +129,7 @@ fn rk_limit(lambda: f64, gamma: f64, order: u32) -> Option<f64> {
 }
 
 /// Gathers the bounds of `terms` at `ctx`.
-pub fn estimate<'a>(
-    ctx: &ForceContext<'_>,
-    terms: impl Iterator<Item = &'a dyn ForceTerm>,
-) -> Stability {
+pub fn estimate<'a>(ctx: &ForceContext<'_>, terms: impl Iterator<Item = &'a dyn ForceTerm>) -> Stability {
     let n = ctx.state.len();
     let (mut lambda, mut gamma) = (vec![0.0; n], vec![0.0; n]);
     for t in terms {

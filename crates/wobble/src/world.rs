@@ -19,12 +19,9 @@ use glam::DVec3;
 
 use crate::constraint::{Constraint, ConstraintContext};
 use crate::force::{
-    DragSpring, DragSpringParams, ForceContext, ForceTerm, JacobianSink, Loads, Parameter,
-    ParameterError,
+    DragSpring, DragSpringParams, ForceContext, ForceTerm, JacobianSink, Loads, Parameter, ParameterError,
 };
-use crate::integrate::{
-    DEFAULT_VERLET_DRAG, Integrator, IntegratorError, IntegratorKind, StepReport, System,
-};
+use crate::integrate::{DEFAULT_VERLET_DRAG, Integrator, IntegratorError, IntegratorKind, StepReport, System};
 use crate::interact::{self, ScriptedDrag};
 use crate::metrics::{self, Metrics};
 use crate::model::{Particles, State, Topology};
@@ -158,11 +155,7 @@ impl System for WorldSystem<'_> {
 
     fn loads(&mut self, state: &State, t: f64, out: &mut Loads) {
         out.clear(state.len(), self.rotational);
-        let ctx = ForceContext {
-            particles: self.particles,
-            state,
-            t,
-        };
+        let ctx = ForceContext { particles: self.particles, state, t };
         for term in self.forces.iter_mut() {
             term.add_forces(&ctx, out);
         }
@@ -170,11 +163,7 @@ impl System for WorldSystem<'_> {
     }
 
     fn jacobian(&mut self, state: &State, t: f64, sink: &mut dyn JacobianSink) {
-        let ctx = ForceContext {
-            particles: self.particles,
-            state,
-            t,
-        };
+        let ctx = ForceContext { particles: self.particles, state, t };
         for term in self.forces.iter() {
             term.add_jacobian(&ctx, sink);
         }
@@ -182,11 +171,7 @@ impl System for WorldSystem<'_> {
     }
 
     fn project(&mut self, state: &mut State, t: f64, h: f64) {
-        let ctx = ConstraintContext {
-            particles: self.particles,
-            t,
-            h,
-        };
+        let ctx = ConstraintContext { particles: self.particles, t, h };
         for _ in 0..self.constraint_iterations.max(1) {
             for c in self.constraints.iter_mut() {
                 c.project(&ctx, state);
@@ -235,9 +220,7 @@ impl World {
     fn compute_energy_scale(&self) -> f64 {
         let m = metrics::bounding_box(&self.state.x);
         let diag = (m.1 - m.0).length();
-        let v0 = (0..self.state.len())
-            .map(|i| self.state.v.get(i).length_squared())
-            .fold(0.0, f64::max);
+        let v0 = (0..self.state.len()).map(|i| self.state.v.get(i).length_squared()).fold(0.0, f64::max);
         self.particles.total_mass() * (ENERGY_SCALE_ACCELERATION * diag + v0 + 1.0)
     }
 
@@ -280,11 +263,7 @@ impl World {
     /// Sets the time step, s (must be positive and finite).
     pub fn set_dt(&mut self, dt: f64) -> Result<(), ParameterError> {
         if !(dt.is_finite() && dt > 0.0) {
-            return Err(ParameterError::Invalid {
-                key: "dt".into(),
-                value: dt,
-                why: "must be positive".into(),
-            });
+            return Err(ParameterError::Invalid { key: "dt".into(), value: dt, why: "must be positive".into() });
         }
         self.params.dt = dt;
         Ok(())
@@ -316,10 +295,7 @@ impl World {
         let report = self
             .integrator
             .step(&mut sys, &mut self.state, t, h)
-            .map_err(|source| StepError::Integrator {
-                step: self.steps + 1,
-                source,
-            })?;
+            .map_err(|source| StepError::Integrator { step: self.steps + 1, source })?;
         sys.project(&mut self.state, t + h, h);
         // 4. Advance the clock.
         self.steps += 1;
@@ -350,11 +326,8 @@ impl World {
         let (particle, reason) = match self.state.first_non_finite() {
             Some((i, what)) => (i, format!("has a non-finite {what}")),
             None => {
-                let ke =
-                    |i: usize| 0.5 * self.particles.mass[i] * self.state.v.get(i).length_squared();
-                let i = (0..self.state.len())
-                    .max_by(|&a, &b| ke(a).total_cmp(&ke(b)))
-                    .unwrap_or(0);
+                let ke = |i: usize| 0.5 * self.particles.mass[i] * self.state.v.get(i).length_squared();
+                let i = (0..self.state.len()).max_by(|&a, &b| ke(a).total_cmp(&ke(b))).unwrap_or(0);
                 (
                     i,
                     format!(
@@ -402,16 +375,9 @@ impl World {
     /// The stable time-step estimate from the current stiffness and masses.
     #[must_use]
     pub fn stability(&self) -> Stability {
-        let ctx = ForceContext {
-            particles: &self.particles,
-            state: &self.state,
-            t: self.time,
-        };
+        let ctx = ForceContext { particles: &self.particles, state: &self.state, t: self.time };
         let terms = self.forces.iter().map(|t| t.as_ref() as &dyn ForceTerm);
-        stability::estimate(
-            &ctx,
-            terms.chain(std::iter::once(&self.drag as &dyn ForceTerm)),
-        )
+        stability::estimate(&ctx, terms.chain(std::iter::once(&self.drag as &dyn ForceTerm)))
     }
 
     /// Pins or frees particle `i` (pinning stops it).
@@ -431,11 +397,7 @@ impl World {
 
     /// Restricts grabbing to `mask` (e.g. a two-layer body's outer layer).
     pub fn set_pickable(&mut self, mask: Vec<bool>) {
-        assert_eq!(
-            mask.len(),
-            self.state.len(),
-            "pickable mask must cover every particle"
-        );
+        assert_eq!(mask.len(), self.state.len(), "pickable mask must cover every particle");
         self.pickable = mask;
     }
 
@@ -450,23 +412,12 @@ impl World {
     /// ray within `tolerance` (m).
     #[must_use]
     pub fn pick_ray(&self, origin: DVec3, dir: DVec3, tolerance: f64) -> Option<usize> {
-        interact::pick_ray(
-            &self.topology,
-            &self.state.x,
-            &self.pickable,
-            origin,
-            dir,
-            tolerance,
-        )
+        interact::pick_ray(&self.topology, &self.state.x, &self.pickable, origin, dir, tolerance)
     }
 
     /// Grabs particle `i` with the drag spring, cursor at `cursor` (m).
     pub fn grab(&mut self, i: usize, cursor: DVec3) {
-        self.drag.grab = Some(crate::force::pointer::Grab {
-            particle: i,
-            cursor,
-            cursor_velocity: DVec3::ZERO,
-        });
+        self.drag.grab = Some(crate::force::pointer::Grab { particle: i, cursor, cursor_velocity: DVec3::ZERO });
     }
 
     /// Moves the cursor of the current grab to `cursor` (m) with velocity `velocity`
@@ -544,10 +495,7 @@ impl World {
     /// The force term named `name`.
     #[must_use]
     pub fn force(&self, name: &str) -> Option<&dyn ForceTerm> {
-        self.forces
-            .iter()
-            .find(|t| t.name() == name)
-            .map(|t| t.as_ref())
+        self.forces.iter().find(|t| t.name() == name).map(|t| t.as_ref())
     }
 
     /// Total forces and torques at the current state (for tests and diagnostics).

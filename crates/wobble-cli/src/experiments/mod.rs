@@ -47,11 +47,7 @@ pub fn run(exp: &Experiment, out: &Path) -> Result<Outcome, String> {
     let mut md = String::new();
     let _ = writeln!(md, "# {} — {}\n", exp.name, exp.title);
     let _ = writeln!(md, "**Claim tested:** {}\n", exp.claim);
-    let _ = writeln!(
-        md,
-        "**Result: {}**\n",
-        if outcome.passed { "PASS" } else { "FAIL" }
-    );
+    let _ = writeln!(md, "**Result: {}**\n", if outcome.passed { "PASS" } else { "FAIL" });
     md.push_str(&outcome.body);
     if !outcome.files.is_empty() {
         let _ = writeln!(md, "\n## Files\n");
@@ -63,12 +59,8 @@ pub fn run(exp: &Experiment, out: &Path) -> Result<Outcome, String> {
             }
         }
     }
-    md.push_str(&format!(
-        "\nReproduce with `wobble experiment {} --out DIR`.\n",
-        exp.name
-    ));
-    std::fs::write(dir.join("summary.md"), md)
-        .map_err(|e| format!("cannot write summary.md: {e}"))?;
+    md.push_str(&format!("\nReproduce with `wobble experiment {} --out DIR`.\n", exp.name));
+    std::fs::write(dir.join("summary.md"), md).map_err(|e| format!("cannot write summary.md: {e}"))?;
     Ok(outcome)
 }
 
@@ -87,16 +79,11 @@ pub fn write_csv(path: &Path, header: &[&str], rows: &[Vec<f64>]) -> Result<(), 
 /// Least-squares slope of log(y) against log(x).
 #[must_use]
 pub fn log_log_slope(points: &[(f64, f64)]) -> f64 {
-    let pts: Vec<(f64, f64)> = points
-        .iter()
-        .filter(|(x, y)| *x > 0.0 && *y > 0.0)
-        .map(|(x, y)| (x.ln(), y.ln()))
-        .collect();
+    let pts: Vec<(f64, f64)> =
+        points.iter().filter(|(x, y)| *x > 0.0 && *y > 0.0).map(|(x, y)| (x.ln(), y.ln())).collect();
     let n = pts.len() as f64;
     let (sx, sy) = pts.iter().fold((0.0, 0.0), |(a, b), (x, y)| (a + x, b + y));
     let (mx, my) = (sx / n, sy / n);
-    let (num, den) = pts.iter().fold((0.0, 0.0), |(a, b), (x, y)| {
-        (a + (x - mx) * (y - my), b + (x - mx) * (x - mx))
-    });
+    let (num, den) = pts.iter().fold((0.0, 0.0), |(a, b), (x, y)| (a + (x - mx) * (y - my), b + (x - mx) * (x - mx)));
     num / den
 }

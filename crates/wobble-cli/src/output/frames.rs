@@ -23,32 +23,16 @@ pub fn write_frame(world: &World, format: FrameFormat, path: &Path) -> std::io::
 /// Binary little-endian PLY: vertices as doubles, triangles as faces, polylines as
 /// edges.
 pub fn write_ply(world: &World, w: &mut impl Write) -> std::io::Result<()> {
-    let (x, tris, lines) = (
-        &world.state.x,
-        &world.topology.triangles,
-        &world.topology.lines,
-    );
+    let (x, tris, lines) = (&world.state.x, &world.topology.triangles, &world.topology.lines);
     writeln!(
         w,
         "ply\nformat binary_little_endian 1.0\ncomment wobble frame t={} step={}",
         world.time(),
         world.steps()
     )?;
-    writeln!(
-        w,
-        "element vertex {}\nproperty double x\nproperty double y\nproperty double z",
-        x.len()
-    )?;
-    writeln!(
-        w,
-        "element face {}\nproperty list uchar int vertex_indices",
-        tris.len()
-    )?;
-    writeln!(
-        w,
-        "element edge {}\nproperty int vertex1\nproperty int vertex2\nend_header",
-        lines.len()
-    )?;
+    writeln!(w, "element vertex {}\nproperty double x\nproperty double y\nproperty double z", x.len())?;
+    writeln!(w, "element face {}\nproperty list uchar int vertex_indices", tris.len())?;
+    writeln!(w, "element edge {}\nproperty int vertex1\nproperty int vertex2\nend_header", lines.len())?;
     for i in 0..x.len() {
         for c in x.get(i).to_array() {
             w.write_all(&c.to_le_bytes())?;
@@ -70,12 +54,7 @@ pub fn write_ply(world: &World, w: &mut impl Write) -> std::io::Result<()> {
 
 /// Wavefront OBJ: `v`, `f` and `l` lines, one `o` group per body.
 pub fn write_obj(world: &World, w: &mut impl Write) -> std::io::Result<()> {
-    writeln!(
-        w,
-        "# wobble frame t={} step={}",
-        world.time(),
-        world.steps()
-    )?;
+    writeln!(w, "# wobble frame t={} step={}", world.time(), world.steps())?;
     for p in world.state.x.iter() {
         writeln!(w, "v {} {} {}", p.x, p.y, p.z)?;
     }
@@ -93,12 +72,7 @@ pub fn write_obj(world: &World, w: &mut impl Write) -> std::io::Result<()> {
 
 /// Legacy VTK polydata (ASCII) with velocity, speed, pinned flag and body index.
 pub fn write_vtk(world: &World, w: &mut impl Write) -> std::io::Result<()> {
-    let (x, v, tris, lines) = (
-        &world.state.x,
-        &world.state.v,
-        &world.topology.triangles,
-        &world.topology.lines,
-    );
+    let (x, v, tris, lines) = (&world.state.x, &world.state.v, &world.topology.triangles, &world.topology.lines);
     writeln!(
         w,
         "# vtk DataFile Version 3.0\nwobble frame t={} step={}\nASCII\nDATASET POLYDATA",
@@ -131,12 +105,7 @@ pub fn write_vtk(world: &World, w: &mut impl Write) -> std::io::Result<()> {
     }
     writeln!(w, "SCALARS body int 1\nLOOKUP_TABLE default")?;
     for i in 0..x.len() {
-        let b = world
-            .topology
-            .bodies
-            .iter()
-            .position(|b| b.particles.contains(&i))
-            .map_or(-1, |b| b as i64);
+        let b = world.topology.bodies.iter().position(|b| b.particles.contains(&i)).map_or(-1, |b| b as i64);
         writeln!(w, "{b}")?;
     }
     Ok(())

@@ -49,10 +49,7 @@ pub fn bench_world(n: usize) -> Result<(World, ClothHandle), BuildError> {
     b.pin(h.particle(0, 0));
     b.pin(h.particle(n - 1, 0));
     b.add_force(Gravity::default());
-    let world = b.build(SimParams {
-        dt: BENCH_DT,
-        integrator: IntegratorKind::SymplecticEuler,
-        ..SimParams::default()
-    })?;
+    let world =
+        b.build(SimParams { dt: BENCH_DT, integrator: IntegratorKind::SymplecticEuler, ..SimParams::default() })?;
     Ok((world, h))
 }

@@ -42,13 +42,7 @@ impl Default for Chain {
 impl Chain {
     /// Adds the chain as body `name`; returns the index of its first particle.
     pub fn build(&self, b: &mut WorldBuilder, name: &str) -> Result<usize, BuildError> {
-        check(
-            self.count >= 2,
-            name,
-            "count",
-            self.count,
-            "needs at least 2 particles",
-        )?;
+        check(self.count >= 2, name, "count", self.count, "needs at least 2 particles")?;
         check(
             self.start.is_finite() && self.end.is_finite() && self.start != self.end,
             name,
@@ -61,11 +55,7 @@ impl Chain {
         if let Some(bend) = &self.bend {
             check_spring(name, "bend", bend)?;
         }
-        let (first, tri_first, line_first) = (
-            b.particle_count(),
-            b.topology.triangles.len(),
-            b.topology.lines.len(),
-        );
+        let (first, tri_first, line_first) = (b.particle_count(), b.topology.triangles.len(), b.topology.lines.len());
         let m = per_particle(self.mass, self.count);
         for k in 0..self.count {
             let s = k as f64 / (self.count - 1) as f64;
@@ -74,22 +64,12 @@ impl Chain {
         let group = b.springs.group(name);
         let x = b.state.x.clone();
         for k in 0..self.count - 1 {
-            b.springs.push_at_rest(
-                &x,
-                first + k,
-                first + k + 1,
-                self.structural,
-                SpringKind::Structural,
-                group,
-            );
-            b.topology
-                .lines
-                .push([(first + k) as u32, (first + k + 1) as u32]);
+            b.springs.push_at_rest(&x, first + k, first + k + 1, self.structural, SpringKind::Structural, group);
+            b.topology.lines.push([(first + k) as u32, (first + k + 1) as u32]);
         }
         if let Some(bend) = self.bend {
             for k in 0..self.count.saturating_sub(2) {
-                b.springs
-                    .push_at_rest(&x, first + k, first + k + 2, bend, SpringKind::Bend, group);
+                b.springs.push_at_rest(&x, first + k, first + k + 2, bend, SpringKind::Bend, group);
             }
         }
         b.add_body(name, "chain", first, tri_first, line_first, false)?;

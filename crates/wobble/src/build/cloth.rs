@@ -83,41 +83,11 @@ impl ClothHandle {
 impl Cloth {
     /// Adds the cloth to `b` as body `name`.
     pub fn build(&self, b: &mut WorldBuilder, name: &str) -> Result<ClothHandle, BuildError> {
-        check(
-            self.nx >= 2,
-            name,
-            "nx",
-            self.nx,
-            "needs at least 2 particles",
-        )?;
-        check(
-            self.ny >= 2,
-            name,
-            "ny",
-            self.ny,
-            "needs at least 2 particles",
-        )?;
-        check(
-            self.spacing.is_finite() && self.spacing > 0.0,
-            name,
-            "spacing",
-            self.spacing,
-            "must be positive (m)",
-        )?;
-        check(
-            self.u.is_finite() && self.u.length() > 0.0,
-            name,
-            "u",
-            self.u,
-            "must be a non-zero direction",
-        )?;
-        check(
-            self.v.is_finite() && self.v.length() > 0.0,
-            name,
-            "v",
-            self.v,
-            "must be a non-zero direction",
-        )?;
+        check(self.nx >= 2, name, "nx", self.nx, "needs at least 2 particles")?;
+        check(self.ny >= 2, name, "ny", self.ny, "needs at least 2 particles")?;
+        check(self.spacing.is_finite() && self.spacing > 0.0, name, "spacing", self.spacing, "must be positive (m)")?;
+        check(self.u.is_finite() && self.u.length() > 0.0, name, "u", self.u, "must be a non-zero direction")?;
+        check(self.v.is_finite() && self.v.length() > 0.0, name, "v", self.v, "must be a non-zero direction")?;
         check(
             self.u.normalize().cross(self.v.normalize()).length() > 1e-6,
             name,
@@ -131,33 +101,20 @@ impl Cloth {
             check_spring(name, "shear/bend", p)?;
         }
         let (nx, ny) = (self.nx, self.ny);
-        let (first, tri_first, line_first) = (
-            b.particle_count(),
-            b.topology.triangles.len(),
-            b.topology.lines.len(),
-        );
+        let (first, tri_first, line_first) = (b.particle_count(), b.topology.triangles.len(), b.topology.lines.len());
         let m = per_particle(self.mass, nx * ny);
-        let (u, v) = (
-            self.u.normalize() * self.spacing,
-            self.v.normalize() * self.spacing,
-        );
+        let (u, v) = (self.u.normalize() * self.spacing, self.v.normalize() * self.spacing);
         for j in 0..ny {
             for i in 0..nx {
-                b.add_particle(
-                    self.origin + u * i as f64 + v * j as f64,
-                    DVec3::ZERO,
-                    m,
-                    self.radius,
-                );
+                b.add_particle(self.origin + u * i as f64 + v * j as f64, DVec3::ZERO, m, self.radius);
             }
         }
         let group = b.springs.group(name);
         let x = b.state.x.clone();
         let at = |i: usize, j: usize| first + j * nx + i;
         let springs = &mut b.springs;
-        let mut add = |p: usize, q: usize, params: &SpringParams, kind| {
-            springs.push_at_rest(&x, p, q, *params, kind, group)
-        };
+        let mut add =
+            |p: usize, q: usize, params: &SpringParams, kind| springs.push_at_rest(&x, p, q, *params, kind, group);
         for j in 0..ny {
             for i in 0..nx {
                 let p = at(i, j);
@@ -186,19 +143,13 @@ impl Cloth {
         }
         for j in 0..ny - 1 {
             for i in 0..nx - 1 {
-                let [a, bb, c, d] =
-                    [at(i, j), at(i + 1, j), at(i + 1, j + 1), at(i, j + 1)].map(|p| p as u32);
+                let [a, bb, c, d] = [at(i, j), at(i + 1, j), at(i + 1, j + 1), at(i, j + 1)].map(|p| p as u32);
                 b.topology.triangles.push([a, bb, c]);
                 b.topology.triangles.push([a, c, d]);
             }
         }
         let body = b.add_body(name, "cloth", first, tri_first, line_first, false)?;
-        Ok(ClothHandle {
-            body,
-            first,
-            nx,
-            ny,
-        })
+        Ok(ClothHandle { body, first, nx, ny })
     }
 }
 

@@ -74,24 +74,14 @@ impl Lattice {
         for (axis, n) in ["nx", "ny", "nz"].into_iter().zip(self.n) {
             check(n >= 2, name, axis, n, "needs at least 2 particles")?;
         }
-        check(
-            self.spacing.is_finite() && self.spacing > 0.0,
-            name,
-            "spacing",
-            self.spacing,
-            "must be positive (m)",
-        )?;
+        check(self.spacing.is_finite() && self.spacing > 0.0, name, "spacing", self.spacing, "must be positive (m)")?;
         check_mass(name, "mass", self.mass)?;
         check_spring(name, "structural", &self.structural)?;
         for p in [&self.shear, &self.bend].into_iter().flatten() {
             check_spring(name, "shear/bend", p)?;
         }
         let [nx, ny, nz] = self.n;
-        let (first, tri_first, line_first) = (
-            b.particle_count(),
-            b.topology.triangles.len(),
-            b.topology.lines.len(),
-        );
+        let (first, tri_first, line_first) = (b.particle_count(), b.topology.triangles.len(), b.topology.lines.len());
         let m = per_particle(self.mass, nx * ny * nz);
         for k in 0..nz {
             for j in 0..ny {
@@ -101,18 +91,12 @@ impl Lattice {
                 }
             }
         }
-        let handle = LatticeHandle {
-            body: 0,
-            first,
-            n: self.n,
-        };
+        let handle = LatticeHandle { body: 0, first, n: self.n };
         let at = |i: usize, j: usize, k: usize| handle.particle(i, j, k);
         let group = b.springs.group(name);
         let x = b.state.x.clone();
         let springs = &mut b.springs;
-        let mut add = |p, q, params: &SpringParams, kind| {
-            springs.push_at_rest(&x, p, q, *params, kind, group)
-        };
+        let mut add = |p, q, params: &SpringParams, kind| springs.push_at_rest(&x, p, q, *params, kind, group);
         let inside = |i: usize, j: usize, k: usize| i < nx && j < ny && k < nz;
         for k in 0..nz {
             for j in 0..ny {
@@ -120,12 +104,7 @@ impl Lattice {
                     let p = at(i, j, k);
                     for (di, dj, dk) in [(1, 0, 0), (0, 1, 0), (0, 0, 1)] {
                         if inside(i + di, j + dj, k + dk) {
-                            add(
-                                p,
-                                at(i + di, j + dj, k + dk),
-                                &self.structural,
-                                SpringKind::Structural,
-                            );
+                            add(p, at(i + di, j + dj, k + dk), &self.structural, SpringKind::Structural);
                         }
                     }
                     if let Some(bend) = &self.bend {
@@ -152,24 +131,9 @@ impl Lattice {
                     // Body diagonals of the cube with this corner as minimum.
                     if inside(i + 1, j + 1, k + 1) {
                         add(p, at(i + 1, j + 1, k + 1), shear, SpringKind::Shear);
-                        add(
-                            at(i + 1, j, k),
-                            at(i, j + 1, k + 1),
-                            shear,
-                            SpringKind::Shear,
-                        );
-                        add(
-                            at(i, j + 1, k),
-                            at(i + 1, j, k + 1),
-                            shear,
-                            SpringKind::Shear,
-                        );
-                        add(
-                            at(i + 1, j + 1, k),
-                            at(i, j, k + 1),
-                            shear,
-                            SpringKind::Shear,
-                        );
+                        add(at(i + 1, j, k), at(i, j + 1, k + 1), shear, SpringKind::Shear);
+                        add(at(i, j + 1, k), at(i + 1, j, k + 1), shear, SpringKind::Shear);
+                        add(at(i + 1, j + 1, k), at(i, j, k + 1), shear, SpringKind::Shear);
                     }
                 }
             }
@@ -177,8 +141,7 @@ impl Lattice {
         // Boundary: two triangles per boundary square, wound so the normal points out.
         let quad = |b: &mut WorldBuilder, q: [usize; 4], outward: DVec3| {
             let [a, c1, c2, d] = q.map(|p| p as u32);
-            let n = (b.state.x.get(q[1]) - b.state.x.get(q[0]))
-                .cross(b.state.x.get(q[2]) - b.state.x.get(q[0]));
+            let n = (b.state.x.get(q[1]) - b.state.x.get(q[0])).cross(b.state.x.get(q[2]) - b.state.x.get(q[0]));
             if n.dot(outward) >= 0.0 {
                 b.topology.triangles.push([a, c1, c2]);
                 b.topology.triangles.push([a, c2, d]);

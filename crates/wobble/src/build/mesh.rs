@@ -53,20 +53,10 @@ pub fn edges(triangles: &[[u32; 3]]) -> (Vec<[u32; 2]>, Vec<u32>) {
 impl MeshBody {
     /// Adds the mesh as body `name`; returns the index of its first particle.
     pub fn build(&self, b: &mut WorldBuilder, name: &str) -> Result<usize, BuildError> {
-        check(
-            self.scale.is_finite() && self.scale > 0.0,
-            name,
-            "scale",
-            self.scale,
-            "must be positive",
-        )?;
+        check(self.scale.is_finite() && self.scale > 0.0, name, "scale", self.scale, "must be positive")?;
         check_mass(name, "mass", self.mass)?;
         check_spring(name, "structural", &self.structural)?;
-        let (first, tri_first, line_first) = (
-            b.particle_count(),
-            b.topology.triangles.len(),
-            b.topology.lines.len(),
-        );
+        let (first, tri_first, line_first) = (b.particle_count(), b.topology.triangles.len(), b.topology.lines.len());
         let used = {
             let mut u = vec![false; self.mesh.vertices.len()];
             for t in &self.mesh.triangles {
@@ -76,30 +66,14 @@ impl MeshBody {
             }
             u
         };
-        check(
-            used.iter().all(|&u| u),
-            name,
-            "mesh",
-            "vertices",
-            "every vertex must belong to a face",
-        )?;
+        check(used.iter().all(|&u| u), name, "mesh", "vertices", "every vertex must belong to a face")?;
         let m = per_particle(self.mass, self.mesh.vertices.len());
         for v in &self.mesh.vertices {
-            b.add_particle(
-                *v * self.scale + self.translate,
-                DVec3::ZERO,
-                m,
-                self.radius,
-            );
+            b.add_particle(*v * self.scale + self.translate, DVec3::ZERO, m, self.radius);
         }
         let (edge_list, uses) = edges(&self.mesh.triangles);
         let closed = uses.iter().all(|&u| u == 2);
-        let mut tris: Vec<[u32; 3]> = self
-            .mesh
-            .triangles
-            .iter()
-            .map(|t| t.map(|i| i + first as u32))
-            .collect();
+        let mut tris: Vec<[u32; 3]> = self.mesh.triangles.iter().map(|t| t.map(|i| i + first as u32)).collect();
         if closed && closed_surface_volume(&tris, &b.state.x) < 0.0 {
             for t in &mut tris {
                 t.swap(1, 2);
@@ -110,15 +84,8 @@ impl MeshBody {
         let x = b.state.x.clone();
         for [p, q] in edge_list {
             let (p, q) = (first + p as usize, first + q as usize);
-            check(
-                x.get(p) != x.get(q),
-                name,
-                "mesh",
-                "edge",
-                "has two vertices at the same position",
-            )?;
-            b.springs
-                .push_at_rest(&x, p, q, self.structural, SpringKind::Structural, group);
+            check(x.get(p) != x.get(q), name, "mesh", "edge", "has two vertices at the same position")?;
+            b.springs.push_at_rest(&x, p, q, self.structural, SpringKind::Structural, group);
         }
         b.add_body(name, "mesh", first, tri_first, line_first, closed)?;
         Ok(first)

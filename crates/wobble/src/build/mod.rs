@@ -81,35 +81,16 @@ pub(crate) fn check(
     value: impl ToString,
     why: &'static str,
 ) -> Result<(), BuildError> {
-    if ok {
-        Ok(())
-    } else {
-        Err(BuildError::Invalid {
-            body: body.to_owned(),
-            what,
-            value: value.to_string(),
-            why,
-        })
-    }
+    if ok { Ok(()) } else { Err(BuildError::Invalid { body: body.to_owned(), what, value: value.to_string(), why }) }
 }
 
 /// Checks that a mass (kg) is positive and finite.
 pub(crate) fn check_mass(body: &str, what: &'static str, mass: f64) -> Result<(), BuildError> {
-    check(
-        mass.is_finite() && mass > 0.0,
-        body,
-        what,
-        mass,
-        "must be positive (kg)",
-    )
+    check(mass.is_finite() && mass > 0.0, body, what, mass, "must be positive (kg)")
 }
 
 /// Checks spring parameters for a builder (the network checks every spring again).
-pub(crate) fn check_spring(
-    body: &str,
-    what: &'static str,
-    p: &crate::force::SpringParams,
-) -> Result<(), BuildError> {
+pub(crate) fn check_spring(body: &str, what: &'static str, p: &crate::force::SpringParams) -> Result<(), BuildError> {
     check(
         p.stiffness.is_finite() && p.stiffness >= 0.0,
         body,
@@ -117,13 +98,7 @@ pub(crate) fn check_spring(
         p.stiffness,
         "stiffness must be finite and ≥ 0 (N/m)",
     )?;
-    check(
-        p.damping.is_finite() && p.damping >= 0.0,
-        body,
-        what,
-        p.damping,
-        "damping must be finite and ≥ 0 (N s/m)",
-    )
+    check(p.damping.is_finite() && p.damping >= 0.0, body, what, p.damping, "damping must be finite and ≥ 0 (N s/m)")
 }
 
 /// Collects everything a [`World`] is made of.
@@ -217,12 +192,7 @@ impl WorldBuilder {
 
     /// Drives `particles` along `motion` (they are pinned so that only the driver
     /// moves them).
-    pub fn drive(
-        &mut self,
-        name: &str,
-        particles: Vec<usize>,
-        motion: Motion,
-    ) -> Result<(), BuildError> {
+    pub fn drive(&mut self, name: &str, particles: Vec<usize>, motion: Motion) -> Result<(), BuildError> {
         let count = self.particle_count();
         if let Some(&index) = particles.iter().find(|&&i| i >= count) {
             return Err(BuildError::NoParticle { index, count });
@@ -248,14 +218,7 @@ impl WorldBuilder {
             forces.push(Box::new(network));
         }
         forces.extend(self.forces);
-        Ok(World::new(
-            self.particles,
-            self.state,
-            self.topology,
-            forces,
-            self.constraints,
-            params,
-        ))
+        Ok(World::new(self.particles, self.state, self.topology, forces, self.constraints, params))
     }
 }
 

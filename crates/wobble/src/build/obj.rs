@@ -46,15 +46,11 @@ pub fn parse(text: &str) -> Result<ObjMesh, ObjError> {
                             message: format!("vertex needs 3 coordinates, found {k}"),
                         });
                     };
-                    *slot = tok
-                        .parse::<f64>()
-                        .ok()
-                        .filter(|v| v.is_finite())
-                        .ok_or_else(|| ObjError {
-                            line,
-                            column: col,
-                            message: format!("`{tok}` is not a finite number"),
-                        })?;
+                    *slot = tok.parse::<f64>().ok().filter(|v| v.is_finite()).ok_or_else(|| ObjError {
+                        line,
+                        column: col,
+                        message: format!("`{tok}` is not a finite number"),
+                    })?;
                 }
                 mesh.vertices.push(DVec3::from_array(c));
             }
@@ -90,11 +86,7 @@ pub fn parse(text: &str) -> Result<ObjMesh, ObjError> {
                 for k in 1..idx.len() - 1 {
                     let t = [idx[0], idx[k], idx[k + 1]];
                     if t[0] == t[1] || t[1] == t[2] || t[0] == t[2] {
-                        return Err(ObjError {
-                            line,
-                            column: 1,
-                            message: "face repeats a vertex".into(),
-                        });
+                        return Err(ObjError { line, column: 1, message: "face repeats a vertex".into() });
                     }
                     mesh.triangles.push(t);
                 }
@@ -110,18 +102,10 @@ pub fn parse(text: &str) -> Result<ObjMesh, ObjError> {
         }
     }
     if mesh.vertices.is_empty() {
-        return Err(ObjError {
-            line: 1,
-            column: 1,
-            message: "the file defines no vertices".into(),
-        });
+        return Err(ObjError { line: 1, column: 1, message: "the file defines no vertices".into() });
     }
     if mesh.triangles.is_empty() {
-        return Err(ObjError {
-            line: 1,
-            column: 1,
-            message: "the file defines no faces".into(),
-        });
+        return Err(ObjError { line: 1, column: 1, message: "the file defines no faces".into() });
     }
     Ok(mesh)
 }

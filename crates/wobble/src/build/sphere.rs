@@ -49,9 +49,7 @@ impl SphereMesh {
     /// Checks the parameters; `body` names the body for the error.
     pub fn validate(self, body: &str) -> Result<(), BuildError> {
         match self {
-            SphereMesh::Uniform { level } => {
-                check(level <= MAX_LEVEL, body, "level", level, "must be 0..=6")
-            }
+            SphereMesh::Uniform { level } => check(level <= MAX_LEVEL, body, "level", level, "must be 0..=6"),
             SphereMesh::LatLong { slices, stacks } => {
                 check(slices >= 3, body, "slices", slices, "needs at least 3")?;
                 check(stacks >= 2, body, "stacks", stacks, "needs at least 2")
@@ -63,22 +61,11 @@ impl SphereMesh {
 /// Winds `t` so that its normal points away from the origin.
 fn outward(v: &[DVec3], t: [u32; 3]) -> [u32; 3] {
     let [a, b, c] = t.map(|i| v[i as usize]);
-    if (b - a).cross(c - a).dot(a + b + c) >= 0.0 {
-        t
-    } else {
-        [t[0], t[2], t[1]]
-    }
+    if (b - a).cross(c - a).dot(a + b + c) >= 0.0 { t } else { [t[0], t[2], t[1]] }
 }
 
 fn uniform(level: u32) -> (Vec<DVec3>, Vec<[u32; 3]>) {
-    let mut v = vec![
-        DVec3::X,
-        -DVec3::X,
-        DVec3::Y,
-        -DVec3::Y,
-        DVec3::Z,
-        -DVec3::Z,
-    ];
+    let mut v = vec![DVec3::X, -DVec3::X, DVec3::Y, -DVec3::Y, DVec3::Z, -DVec3::Z];
     let mut tris: Vec<[u32; 3]> = Vec::new();
     for &(a, b) in &[(0u32, 2u32), (2, 1), (1, 3), (3, 0)] {
         for pole in [4u32, 5] {
@@ -115,11 +102,7 @@ fn lat_long(slices: u32, stacks: u32) -> (Vec<DVec3>, Vec<[u32; 3]>) {
         let theta = PI * f64::from(k) / f64::from(stacks);
         for s in 0..slices {
             let phi = TAU * f64::from(s) / f64::from(slices);
-            v.push(DVec3::new(
-                theta.sin() * phi.cos(),
-                theta.cos(),
-                theta.sin() * phi.sin(),
-            ));
+            v.push(DVec3::new(theta.sin() * phi.cos(), theta.cos(), theta.sin() * phi.sin()));
         }
     }
     v.push(-DVec3::Y);
@@ -128,17 +111,9 @@ fn lat_long(slices: u32, stacks: u32) -> (Vec<DVec3>, Vec<[u32; 3]>) {
     let mut tris = Vec::new();
     for s in 0..slices {
         tris.push(outward(&v, [0, ring(1, s), ring(1, s + 1)]));
-        tris.push(outward(
-            &v,
-            [south, ring(stacks - 1, s), ring(stacks - 1, s + 1)],
-        ));
+        tris.push(outward(&v, [south, ring(stacks - 1, s), ring(stacks - 1, s + 1)]));
         for k in 1..stacks - 1 {
-            let (a, b, c, d) = (
-                ring(k, s),
-                ring(k, s + 1),
-                ring(k + 1, s + 1),
-                ring(k + 1, s),
-            );
+            let (a, b, c, d) = (ring(k, s), ring(k, s + 1), ring(k + 1, s + 1), ring(k + 1, s));
             tris.push(outward(&v, [a, b, c]));
             tris.push(outward(&v, [a, c, d]));
         }
@@ -185,35 +160,18 @@ impl Ball {
     /// index of its first particle.
     pub fn build(&self, b: &mut WorldBuilder, name: &str) -> Result<usize, BuildError> {
         self.mesh.validate(name)?;
-        check(
-            self.radius.is_finite() && self.radius > 0.0,
-            name,
-            "radius",
-            self.radius,
-            "must be positive (m)",
-        )?;
+        check(self.radius.is_finite() && self.radius > 0.0, name, "radius", self.radius, "must be positive (m)")?;
         check_mass(name, "mass", self.mass)?;
         check_spring(name, "structural", &self.structural)?;
         check_spring(name, "spokes", &self.spokes)?;
-        let (first, tri_first, line_first) = (
-            b.particle_count(),
-            b.topology.triangles.len(),
-            b.topology.lines.len(),
-        );
+        let (first, tri_first, line_first) = (b.particle_count(), b.topology.triangles.len(), b.topology.lines.len());
         let (verts, tris) = self.mesh.generate();
         let m = per_particle(self.mass, verts.len() + 1);
         for p in &verts {
-            b.add_particle(
-                self.center + *p * self.radius,
-                DVec3::ZERO,
-                m,
-                self.particle_radius,
-            );
+            b.add_particle(self.center + *p * self.radius, DVec3::ZERO, m, self.particle_radius);
         }
         let hub = b.add_particle(self.center, DVec3::ZERO, m, self.particle_radius);
-        b.topology
-            .triangles
-            .extend(tris.iter().map(|t| t.map(|i| i + first as u32)));
+        b.topology.triangles.extend(tris.iter().map(|t| t.map(|i| i + first as u32)));
         let group = b.springs.group(name);
         let x: Vec3s = b.state.x.clone();
         for [p, q] in super::mesh::edges(&tris).0 {
@@ -227,8 +185,7 @@ impl Ball {
             );
         }
         for i in 0..verts.len() {
-            b.springs
-                .push_at_rest(&x, hub, first + i, self.spokes, SpringKind::Radius, group);
+            b.springs.push_at_rest(&x, hub, first + i, self.spokes, SpringKind::Radius, group);
         }
         b.add_body(name, "ball", first, tri_first, line_first, true)?;
         Ok(first)

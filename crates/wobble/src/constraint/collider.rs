@@ -49,10 +49,7 @@ pub struct Surface {
 
 impl Default for Surface {
     fn default() -> Self {
-        Self {
-            restitution: DEFAULT_RESTITUTION,
-            friction: DEFAULT_FRICTION,
-        }
+        Self { restitution: DEFAULT_RESTITUTION, friction: DEFAULT_FRICTION }
     }
 }
 
@@ -77,14 +74,7 @@ impl Collider {
     /// A static collider acting on every particle.
     #[must_use]
     pub fn new(name: &str, shape: Shape, surface: Surface) -> Self {
-        Self {
-            name: name.to_owned(),
-            shape,
-            motion: Motion::Static,
-            surface,
-            only: None,
-            contacts: 0,
-        }
+        Self { name: name.to_owned(), shape, motion: Motion::Static, surface, only: None, contacts: 0 }
     }
 
     /// Six inward-facing planes bounding the box [min, max]: floor, ceiling and four
@@ -101,9 +91,7 @@ impl Collider {
         ];
         planes
             .into_iter()
-            .map(|(name, point, normal)| {
-                Collider::new(name, Shape::Plane { point, normal }, surface)
-            })
+            .map(|(name, point, normal)| Collider::new(name, Shape::Plane { point, normal }, surface))
             .collect()
     }
 
@@ -131,10 +119,7 @@ impl Constraint for Collider {
 
     fn project(&mut self, ctx: &ConstraintContext<'_>, state: &mut State) {
         let u = self.motion.velocity(ctx.t);
-        let Surface {
-            restitution,
-            friction,
-        } = self.surface;
+        let Surface { restitution, friction } = self.surface;
         let mut contacts = 0;
         for i in 0..state.len() {
             if ctx.particles.inv_mass[i] == 0.0 || self.only.as_ref().is_some_and(|o| !o[i]) {
@@ -156,11 +141,7 @@ impl Constraint for Collider {
             let vt = rel - vn * n;
             let dvn = (1.0 + restitution) * -vn;
             let vt_len = vt.length();
-            let vt_new = if vt_len > 0.0 {
-                vt * (1.0 - friction * dvn / vt_len).max(0.0)
-            } else {
-                vt
-            };
+            let vt_new = if vt_len > 0.0 { vt * (1.0 - friction * dvn / vt_len).max(0.0) } else { vt };
             state.v.set(i, u + vt_new - restitution * vn * n);
         }
         self.contacts = contacts;
@@ -168,39 +149,20 @@ impl Constraint for Collider {
 
     fn parameters(&self) -> Vec<Parameter> {
         vec![
-            Parameter {
-                key: "restitution".into(),
-                value: self.surface.restitution,
-                unit: "",
-                min: 0.0,
-                max: 1.0,
-            },
-            Parameter {
-                key: "friction".into(),
-                value: self.surface.friction,
-                unit: "",
-                min: 0.0,
-                max: 2.0,
-            },
+            Parameter { key: "restitution".into(), value: self.surface.restitution, unit: "", min: 0.0, max: 1.0 },
+            Parameter { key: "friction".into(), value: self.surface.friction, unit: "", min: 0.0, max: 2.0 },
         ]
     }
 
     fn set_parameter(&mut self, key: &str, value: f64) -> Result<(), ParameterError> {
-        let bad = |why: &str| ParameterError::Invalid {
-            key: key.into(),
-            value,
-            why: why.into(),
-        };
+        let bad = |why: &str| ParameterError::Invalid { key: key.into(), value, why: why.into() };
         match key {
             "restitution" if (0.0..=1.0).contains(&value) => self.surface.restitution = value,
             "restitution" => return Err(bad("must lie in [0, 1]")),
             "friction" if value.is_finite() && value >= 0.0 => self.surface.friction = value,
             "friction" => return Err(bad("must be finite and ≥ 0")),
             _ => {
-                return Err(ParameterError::Unknown {
-                    key: key.into(),
-                    known: "restitution, friction".into(),
-                });
+                return Err(ParameterError::Unknown { key: key.into(), known: "restitution, friction".into() });
             }
         }
         Ok(())

@@ -26,12 +26,7 @@ impl Driver {
     #[must_use]
     pub fn new(name: &str, particles: Vec<usize>, state: &State, motion: Motion) -> Self {
         let anchors = particles.iter().map(|&i| state.x.get(i)).collect();
-        Self {
-            name: name.to_owned(),
-            particles,
-            anchors,
-            motion,
-        }
+        Self { name: name.to_owned(), particles, anchors, motion }
     }
 
     /// Places the driven particles for time `t` (s).

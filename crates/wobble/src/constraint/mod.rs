@@ -48,9 +48,6 @@ pub trait Constraint: Send + Sync + Debug {
 
     /// Sets a parameter by key.
     fn set_parameter(&mut self, key: &str, _value: f64) -> Result<(), ParameterError> {
-        Err(ParameterError::Unknown {
-            key: key.to_owned(),
-            known: crate::force::known_keys(&self.parameters()),
-        })
+        Err(ParameterError::Unknown { key: key.to_owned(), known: crate::force::known_keys(&self.parameters()) })
     }
 }

@@ -37,16 +37,10 @@ impl Motion {
     pub fn offset(&self, t: f64) -> DVec3 {
         match *self {
             Motion::Static => DVec3::ZERO,
-            Motion::Linear {
-                velocity,
-                start,
-                stop,
-            } => velocity * (t.min(stop) - start).max(0.0),
-            Motion::Oscillate {
-                amplitude,
-                frequency,
-                phase,
-            } => amplitude * ((TAU * frequency * t + phase).sin() - phase.sin()),
+            Motion::Linear { velocity, start, stop } => velocity * (t.min(stop) - start).max(0.0),
+            Motion::Oscillate { amplitude, frequency, phase } => {
+                amplitude * ((TAU * frequency * t + phase).sin() - phase.sin())
+            }
         }
     }
 
@@ -55,22 +49,16 @@ impl Motion {
     pub fn velocity(&self, t: f64) -> DVec3 {
         match *self {
             Motion::Static => DVec3::ZERO,
-            Motion::Linear {
-                velocity,
-                start,
-                stop,
-            } => {
+            Motion::Linear { velocity, start, stop } => {
                 if t >= start && t < stop {
                     velocity
                 } else {
                     DVec3::ZERO
                 }
             }
-            Motion::Oscillate {
-                amplitude,
-                frequency,
-                phase,
-            } => amplitude * (TAU * frequency * (TAU * frequency * t + phase).cos()),
+            Motion::Oscillate { amplitude, frequency, phase } => {
+                amplitude * (TAU * frequency * (TAU * frequency * t + phase).cos())
+            }
         }
     }
 }

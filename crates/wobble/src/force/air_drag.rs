@@ -3,9 +3,7 @@
 
 use glam::DMat3;
 
-use super::{
-    ForceContext, ForceTerm, JacobianSink, Loads, Parameter, ParameterError, require_non_negative,
-};
+use super::{ForceContext, ForceTerm, JacobianSink, Loads, Parameter, ParameterError, require_non_negative};
 
 /// Viscous drag towards still air.
 #[derive(Clone, Debug, PartialEq)]
@@ -21,11 +19,7 @@ impl ForceTerm for AirDrag {
 
     fn add_forces(&mut self, ctx: &ForceContext<'_>, out: &mut Loads) {
         let (m, v) = (&ctx.particles.mass, &ctx.state.v);
-        for (f, v) in [
-            (&mut out.f.x, &v.x),
-            (&mut out.f.y, &v.y),
-            (&mut out.f.z, &v.z),
-        ] {
+        for (f, v) in [(&mut out.f.x, &v.x), (&mut out.f.y, &v.y), (&mut out.f.z, &v.z)] {
             for ((f, v), m) in f.iter_mut().zip(v).zip(m) {
                 *f -= self.rate * m * v;
             }
@@ -34,11 +28,7 @@ impl ForceTerm for AirDrag {
 
     fn add_jacobian(&self, ctx: &ForceContext<'_>, sink: &mut dyn JacobianSink) {
         for (i, m) in ctx.particles.mass.iter().enumerate() {
-            sink.add_dfdv(
-                i,
-                i,
-                DMat3::from_diagonal(glam::DVec3::splat(-self.rate * m)),
-            );
+            sink.add_dfdv(i, i, DMat3::from_diagonal(glam::DVec3::splat(-self.rate * m)));
         }
     }
 
@@ -55,21 +45,12 @@ impl ForceTerm for AirDrag {
     }
 
     fn parameters(&self) -> Vec<Parameter> {
-        vec![Parameter {
-            key: "rate".into(),
-            value: self.rate,
-            unit: "1/s",
-            min: 0.0,
-            max: 10.0,
-        }]
+        vec![Parameter { key: "rate".into(), value: self.rate, unit: "1/s", min: 0.0, max: 10.0 }]
     }
 
     fn set_parameter(&mut self, key: &str, value: f64) -> Result<(), ParameterError> {
         if key != "rate" {
-            return Err(ParameterError::Unknown {
-                key: key.into(),
-                known: "rate".into(),
-            });
+            return Err(ParameterError::Unknown { key: key.into(), known: "rate".into() });
         }
         require_non_negative(key, value)?;
         self.rate = value;

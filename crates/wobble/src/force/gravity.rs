@@ -16,9 +16,7 @@ pub struct Gravity {
 
 impl Default for Gravity {
     fn default() -> Self {
-        Self {
-            g: DVec3::new(0.0, -STANDARD_GRAVITY, 0.0),
-        }
+        Self { g: DVec3::new(0.0, -STANDARD_GRAVITY, 0.0) }
     }
 }
 
@@ -29,11 +27,7 @@ impl ForceTerm for Gravity {
 
     fn add_forces(&mut self, ctx: &ForceContext<'_>, out: &mut Loads) {
         let m = &ctx.particles.mass;
-        for (axis, g) in [
-            (&mut out.f.x, self.g.x),
-            (&mut out.f.y, self.g.y),
-            (&mut out.f.z, self.g.z),
-        ] {
+        for (axis, g) in [(&mut out.f.x, self.g.x), (&mut out.f.y, self.g.y), (&mut out.f.z, self.g.z)] {
             if g != 0.0 {
                 crate::par::apply(axis, m, move |f, m| f + m * g);
             }
@@ -43,12 +37,7 @@ impl ForceTerm for Gravity {
     /// U = −Σ m_i g · x_i (zero at the origin).
     fn potential_energy(&self, ctx: &ForceContext<'_>) -> f64 {
         let x = &ctx.state.x;
-        ctx.particles
-            .mass
-            .iter()
-            .enumerate()
-            .map(|(i, m)| -m * self.g.dot(x.get(i)))
-            .sum()
+        ctx.particles.mass.iter().enumerate().map(|(i, m)| -m * self.g.dot(x.get(i))).sum()
     }
 
     /// A constant force: both Jacobians vanish, so there is nothing to add.
@@ -57,29 +46,16 @@ impl ForceTerm for Gravity {
     }
 
     fn parameters(&self) -> Vec<Parameter> {
-        vec![Parameter {
-            key: "g".into(),
-            value: -self.g.y,
-            unit: "m/s²",
-            min: 0.0,
-            max: 30.0,
-        }]
+        vec![Parameter { key: "g".into(), value: -self.g.y, unit: "m/s²", min: 0.0, max: 30.0 }]
     }
 
     /// `g` sets the downward (−y) magnitude.
     fn set_parameter(&mut self, key: &str, value: f64) -> Result<(), ParameterError> {
         if key != "g" {
-            return Err(ParameterError::Unknown {
-                key: key.into(),
-                known: "g".into(),
-            });
+            return Err(ParameterError::Unknown { key: key.into(), known: "g".into() });
         }
         if !value.is_finite() {
-            return Err(ParameterError::Invalid {
-                key: key.into(),
-                value,
-                why: "must be finite".into(),
-            });
+            return Err(ParameterError::Invalid { key: key.into(), value, why: "must be finite".into() });
         }
         self.g = DVec3::new(0.0, -value, 0.0);
         Ok(())

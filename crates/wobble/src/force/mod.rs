@@ -41,10 +41,7 @@ impl Loads {
     /// Zero loads for `n` particles.
     #[must_use]
     pub fn zeros(n: usize) -> Self {
-        Self {
-            f: Vec3s::zeros(n),
-            tau: Vec3s::zeros(n),
-        }
+        Self { f: Vec3s::zeros(n), tau: Vec3s::zeros(n) }
     }
 
     /// Sets every force to zero, and every torque too when `rotational` (otherwise
@@ -116,11 +113,7 @@ impl StrainStats {
     /// Mean strain, 0 when there are no springs.
     #[must_use]
     pub fn mean(&self) -> f64 {
-        if self.count == 0 {
-            0.0
-        } else {
-            self.sum / self.count as f64
-        }
+        if self.count == 0 { 0.0 } else { self.sum / self.count as f64 }
     }
 }
 
@@ -189,8 +182,7 @@ pub trait ForceTerm: Send + Sync + Debug {
     /// term couples to it, scaled as rows of M^{-1/2} K M^{-1/2}: for each element of
     /// stiffness k between i and j, `k * (w_i + sqrt(w_i w_j))` with w the inverse
     /// masses. The stable time-step estimate takes the largest row (Gershgorin).
-    fn add_stiffness_bound(&self, _ctx: &ForceContext<'_>, _k_row: &mut [f64], _c_row: &mut [f64]) {
-    }
+    fn add_stiffness_bound(&self, _ctx: &ForceContext<'_>, _k_row: &mut [f64], _c_row: &mut [f64]) {}
 
     /// Strain statistics of this term's springs, if it has any.
     fn strain(&self, _state: &State) -> Option<StrainStats> {
@@ -212,10 +204,7 @@ pub trait ForceTerm: Send + Sync + Debug {
 
     /// Sets a parameter by key.
     fn set_parameter(&mut self, key: &str, _value: f64) -> Result<(), ParameterError> {
-        Err(ParameterError::Unknown {
-            key: key.to_owned(),
-            known: known_keys(&self.parameters()),
-        })
+        Err(ParameterError::Unknown { key: key.to_owned(), known: known_keys(&self.parameters()) })
     }
 }
 
@@ -225,11 +214,7 @@ pub fn known_keys(params: &[Parameter]) -> String {
     if params.is_empty() {
         return "(none)".to_owned();
     }
-    params
-        .iter()
-        .map(|p| p.key.as_str())
-        .collect::<Vec<_>>()
-        .join(", ")
+    params.iter().map(|p| p.key.as_str()).collect::<Vec<_>>().join(", ")
 }
 
 /// Checks that `value` is finite and not negative, for stiffness-like parameters.
@@ -237,10 +222,6 @@ pub fn require_non_negative(key: &str, value: f64) -> Result<(), ParameterError>
     if value.is_finite() && value >= 0.0 {
         Ok(())
     } else {
-        Err(ParameterError::Invalid {
-            key: key.to_owned(),
-            value,
-            why: "must be finite and ≥ 0".to_owned(),
-        })
+        Err(ParameterError::Invalid { key: key.to_owned(), value, why: "must be finite and ≥ 0".to_owned() })
     }
 }

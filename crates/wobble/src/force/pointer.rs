@@ -5,9 +5,7 @@
 
 use glam::{DMat3, DVec3};
 
-use super::{
-    ForceContext, ForceTerm, JacobianSink, Loads, Parameter, ParameterError, require_non_negative,
-};
+use super::{ForceContext, ForceTerm, JacobianSink, Loads, Parameter, ParameterError, require_non_negative};
 
 /// Default drag stiffness, N/m (004 §7.2.1, MKS).
 pub const DEFAULT_DRAG_STIFFNESS: f64 = 150.0;
@@ -26,10 +24,7 @@ pub struct DragSpringParams {
 
 impl Default for DragSpringParams {
     fn default() -> Self {
-        Self {
-            stiffness: DEFAULT_DRAG_STIFFNESS,
-            damping: DEFAULT_DRAG_DAMPING,
-        }
+        Self { stiffness: DEFAULT_DRAG_STIFFNESS, damping: DEFAULT_DRAG_DAMPING }
     }
 }
 
@@ -63,30 +58,20 @@ impl ForceTerm for DragSpring {
             let (x, v) = (ctx.state.x.get(g.particle), ctx.state.v.get(g.particle));
             out.f.add(
                 g.particle,
-                self.params.stiffness * (g.cursor - x)
-                    + self.params.damping * (g.cursor_velocity - v),
+                self.params.stiffness * (g.cursor - x) + self.params.damping * (g.cursor_velocity - v),
             );
         }
     }
 
     fn potential_energy(&self, ctx: &ForceContext<'_>) -> f64 {
-        self.grab.map_or(0.0, |g| {
-            0.5 * self.params.stiffness * (g.cursor - ctx.state.x.get(g.particle)).length_squared()
-        })
+        self.grab
+            .map_or(0.0, |g| 0.5 * self.params.stiffness * (g.cursor - ctx.state.x.get(g.particle)).length_squared())
     }
 
     fn add_jacobian(&self, _ctx: &ForceContext<'_>, sink: &mut dyn JacobianSink) {
         if let Some(g) = self.grab {
-            sink.add_dfdx(
-                g.particle,
-                g.particle,
-                DMat3::from_diagonal(DVec3::splat(-self.params.stiffness)),
-            );
-            sink.add_dfdv(
-                g.particle,
-                g.particle,
-                DMat3::from_diagonal(DVec3::splat(-self.params.damping)),
-            );
+            sink.add_dfdx(g.particle, g.particle, DMat3::from_diagonal(DVec3::splat(-self.params.stiffness)));
+            sink.add_dfdv(g.particle, g.particle, DMat3::from_diagonal(DVec3::splat(-self.params.damping)));
         }
     }
 
@@ -104,20 +89,8 @@ impl ForceTerm for DragSpring {
 
     fn parameters(&self) -> Vec<Parameter> {
         vec![
-            Parameter {
-                key: "stiffness".into(),
-                value: self.params.stiffness,
-                unit: "N/m",
-                min: 0.0,
-                max: 5000.0,
-            },
-            Parameter {
-                key: "damping".into(),
-                value: self.params.damping,
-                unit: "N s/m",
-                min: 0.0,
-                max: 500.0,
-            },
+            Parameter { key: "stiffness".into(), value: self.params.stiffness, unit: "N/m", min: 0.0, max: 5000.0 },
+            Parameter { key: "damping".into(), value: self.params.damping, unit: "N s/m", min: 0.0, max: 500.0 },
         ]
     }
 
@@ -127,10 +100,7 @@ impl ForceTerm for DragSpring {
             "stiffness" => self.params.stiffness = value,
             "damping" => self.params.damping = value,
             _ => {
-                return Err(ParameterError::Unknown {
-                    key: key.into(),
-                    known: "stiffness, damping".into(),
-                });
+                return Err(ParameterError::Unknown { key: key.into(), known: "stiffness, damping".into() });
             }
         }
         Ok(())

@@ -38,8 +38,7 @@ use glam::{DMat3, DVec3};
 use rayon::prelude::*;
 
 use super::{
-    ForceContext, ForceTerm, JacobianSink, Loads, Parameter, ParameterError, StrainStats,
-    require_non_negative,
+    ForceContext, ForceTerm, JacobianSink, Loads, Parameter, ParameterError, StrainStats, require_non_negative,
 };
 use crate::model::{State, Vec3s};
 
@@ -50,9 +49,7 @@ pub const CHUNK: usize = 256;
 
 /// What a spring is for. Labels springs for reports and per-kind parameters; the
 /// force does not depend on it.
-#[derive(
-    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
-)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum SpringKind {
     /// Along grid lines or mesh edges.
@@ -155,11 +152,7 @@ impl SpringParams {
     /// Linear spring with stiffness `k` (N/m) and damping `c` (N s/m).
     #[must_use]
     pub fn linear(k: f64, c: f64) -> Self {
-        Self {
-            stiffness: k,
-            damping: c,
-            law: SpringLaw::Linear,
-        }
+        Self { stiffness: k, damping: c, law: SpringLaw::Linear }
     }
 }
 
@@ -184,9 +177,7 @@ struct SpringSpec {
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum SpringError {
     /// An end is not a particle.
-    #[error(
-        "spring {index} ({kind}) joins particle {particle}, but there are only {count} particles"
-    )]
+    #[error("spring {index} ({kind}) joins particle {particle}, but there are only {count} particles")]
     OutOfRange {
         /// Spring index in insertion order.
         index: usize,
@@ -224,9 +215,7 @@ pub enum SpringError {
         rest: f64,
     },
     /// Negative or non-finite stiffness or damping.
-    #[error(
-        "spring {index} ({kind}) has stiffness {k} N/m and damping {c} N s/m; both must be finite and ≥ 0"
-    )]
+    #[error("spring {index} ({kind}) has stiffness {k} N/m and damping {c} N s/m; both must be finite and ≥ 0")]
     BadParams {
         /// Spring index.
         index: usize,
@@ -268,35 +257,12 @@ impl SpringSet {
     }
 
     /// Adds a spring between particles `a` and `b` with rest length `rest` (m).
-    pub fn push(
-        &mut self,
-        a: usize,
-        b: usize,
-        rest: f64,
-        params: SpringParams,
-        kind: SpringKind,
-        group: u16,
-    ) {
-        self.springs.push(SpringSpec {
-            a: a as u32,
-            b: b as u32,
-            rest,
-            params,
-            kind,
-            group,
-        });
+    pub fn push(&mut self, a: usize, b: usize, rest: f64, params: SpringParams, kind: SpringKind, group: u16) {
+        self.springs.push(SpringSpec { a: a as u32, b: b as u32, rest, params, kind, group });
     }
 
     /// Adds a spring whose rest length is the current distance between its ends.
-    pub fn push_at_rest(
-        &mut self,
-        x: &Vec3s,
-        a: usize,
-        b: usize,
-        params: SpringParams,
-        kind: SpringKind,
-        group: u16,
-    ) {
+    pub fn push_at_rest(&mut self, x: &Vec3s, a: usize, b: usize, params: SpringParams, kind: SpringKind, group: u16) {
         let rest = x.get(a).distance(x.get(b));
         self.push(a, b, rest, params, kind, group);
     }
@@ -358,20 +324,11 @@ impl SpringNetwork {
         for (index, s) in set.springs.iter().enumerate() {
             for p in [s.a as usize, s.b as usize] {
                 if p >= n_particles {
-                    return Err(SpringError::OutOfRange {
-                        index,
-                        kind: s.kind,
-                        particle: p,
-                        count: n_particles,
-                    });
+                    return Err(SpringError::OutOfRange { index, kind: s.kind, particle: p, count: n_particles });
                 }
             }
             if s.a == s.b {
-                return Err(SpringError::SelfLoop {
-                    index,
-                    kind: s.kind,
-                    particle: s.a as usize,
-                });
+                return Err(SpringError::SelfLoop { index, kind: s.kind, particle: s.a as usize });
             }
             if !(s.rest.is_finite() && s.rest > 0.0) {
                 return Err(SpringError::BadRest {
@@ -384,12 +341,7 @@ impl SpringNetwork {
             }
             let (k, c) = (s.params.stiffness, s.params.damping);
             if !(k.is_finite() && k >= 0.0 && c.is_finite() && c >= 0.0) {
-                return Err(SpringError::BadParams {
-                    index,
-                    kind: s.kind,
-                    k,
-                    c,
-                });
+                return Err(SpringError::BadParams { index, kind: s.kind, k, c });
             }
         }
         let mut laws: Vec<SpringLaw> = Vec::new();
@@ -435,14 +387,7 @@ impl SpringNetwork {
         for &(st, len) in &run_items {
             if len >= MIN_RUN {
                 let (law, off, a0, _) = items[st];
-                runs.push(Run {
-                    a0: a0 as usize,
-                    b0: (a0 + off) as usize,
-                    s0: order.len(),
-                    len,
-                    law,
-                    uniform: None,
-                });
+                runs.push(Run { a0: a0 as usize, b0: (a0 + off) as usize, s0: order.len(), len, law, uniform: None });
                 order.extend(items[st..st + len].iter().map(|it| it.3));
             } else {
                 scattered.extend(st..st + len);
@@ -486,10 +431,7 @@ impl SpringNetwork {
             let r = run.s0..run.s0 + run.len;
             let first = (net.rest[run.s0], net.k[run.s0], net.c[run.s0]);
             let same = |v: &[f64], x: f64| v.iter().all(|&y| y.to_bits() == x.to_bits());
-            if same(&net.rest[r.clone()], first.0)
-                && same(&net.k[r.clone()], first.1)
-                && same(&net.c[r], first.2)
-            {
+            if same(&net.rest[r.clone()], first.0) && same(&net.k[r.clone()], first.1) && same(&net.c[r], first.2) {
                 run.uniform = Some(first);
             }
         }
@@ -598,16 +540,7 @@ impl SpringNetwork {
     pub fn spring_force(&self, s: usize, x: &Vec3s, v: &Vec3s) -> DVec3 {
         let (a, b) = self.ends(s);
         let law = self.laws[self.law_id[s] as usize];
-        scalar_force(
-            law,
-            x.get(a),
-            x.get(b),
-            v.get(a),
-            v.get(b),
-            self.rest[s],
-            self.k[s],
-            self.c[s],
-        )
+        scalar_force(law, x.get(a), x.get(b), v.get(a), v.get(b), self.rest[s], self.k[s], self.c[s])
     }
 
     /// Adds all spring forces with a plain loop in spring order: the reference the
@@ -646,15 +579,13 @@ impl SpringNetwork {
             return;
         }
         let [fx, fy, fz] = f.components_mut();
-        fx.par_chunks_mut(bs)
-            .zip(fy.par_chunks_mut(bs))
-            .zip(fz.par_chunks_mut(bs))
-            .enumerate()
-            .for_each(|(bi, ((fx, fy), fz))| {
+        fx.par_chunks_mut(bs).zip(fy.par_chunks_mut(bs)).zip(fz.par_chunks_mut(bs)).enumerate().for_each(
+            |(bi, ((fx, fy), fz))| {
                 let p0 = bi * bs;
                 let p1 = p0 + fx.len();
                 kernel.run_block(&view, p0, p1, [fx, fy, fz]);
-            });
+            },
+        );
     }
 
     fn add_scattered_forces(&mut self, state: &State, f: &mut Vec3s) {
@@ -678,27 +609,22 @@ impl SpringNetwork {
         let this = &*self;
         {
             let [sx, sy, sz] = scratch.components_mut();
-            sx.par_chunks_mut(CHUNK)
-                .zip(sy.par_chunks_mut(CHUNK))
-                .zip(sz.par_chunks_mut(CHUNK))
-                .enumerate()
-                .for_each(|(ci, ((sx, sy), sz))| {
+            sx.par_chunks_mut(CHUNK).zip(sy.par_chunks_mut(CHUNK)).zip(sz.par_chunks_mut(CHUNK)).enumerate().for_each(
+                |(ci, ((sx, sy), sz))| {
                     for j in 0..sx.len() {
                         let fa = this.spring_force(s0 + ci * CHUNK + j, &state.x, &state.v);
                         sx[j] = fa.x;
                         sy[j] = fa.y;
                         sz[j] = fa.z;
                     }
-                });
+                },
+            );
         }
         let (offsets, gather) = (&self.gather_offsets, &self.gather);
         let [fx, fy, fz] = f.components_mut();
         let sc = &scratch;
-        fx.par_chunks_mut(bs)
-            .zip(fy.par_chunks_mut(bs))
-            .zip(fz.par_chunks_mut(bs))
-            .enumerate()
-            .for_each(|(bi, ((fx, fy), fz))| {
+        fx.par_chunks_mut(bs).zip(fy.par_chunks_mut(bs)).zip(fz.par_chunks_mut(bs)).enumerate().for_each(
+            |(bi, ((fx, fy), fz))| {
                 for j in 0..fx.len() {
                     let p = bi * bs + j;
                     for &e in &gather[offsets[p] as usize..offsets[p + 1] as usize] {
@@ -714,7 +640,8 @@ impl SpringNetwork {
                         }
                     }
                 }
-            });
+            },
+        );
         self.scratch = scratch;
     }
 
@@ -728,16 +655,7 @@ impl SpringNetwork {
 /// operation, so that both give identical bits.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-fn scalar_force(
-    law: SpringLaw,
-    xa: DVec3,
-    xb: DVec3,
-    va: DVec3,
-    vb: DVec3,
-    rest: f64,
-    k: f64,
-    c: f64,
-) -> DVec3 {
+fn scalar_force(law: SpringLaw, xa: DVec3, xb: DVec3, va: DVec3, vb: DVec3, rest: f64, k: f64, c: f64) -> DVec3 {
     let (mut dx, mut dy, mut dz) = (xb.x - xa.x, xb.y - xa.y, xb.z - xa.z);
     let l = (dx * dx + dy * dy + dz * dz).sqrt();
     let il = 1.0 / l;
@@ -788,11 +706,7 @@ impl Kernel {
         static CHOICE: OnceLock<Kernel> = OnceLock::new();
         *CHOICE.get_or_init(|| {
             let best = Kernel::best_available();
-            let default = if best == Kernel::Portable {
-                Kernel::Portable
-            } else {
-                Kernel::Avx2
-            };
+            let default = if best == Kernel::Portable { Kernel::Portable } else { Kernel::Avx2 };
             match std::env::var("WOBBLE_KERNEL").as_deref() {
                 Ok("portable") => Kernel::Portable,
                 Ok("avx2") => default,
@@ -857,11 +771,7 @@ fn run_block_avx2(view: &RunView<'_>, p0: usize, p1: usize, f: [&mut [f64]; 3]) 
 fn clip(p0: usize, p1: usize, base: usize, len: usize) -> (usize, usize) {
     let lo = p0.max(base);
     let hi = p1.min(base + len);
-    if lo >= hi {
-        (0, 0)
-    } else {
-        (lo - base, hi - base)
-    }
+    if lo >= hi { (0, 0) } else { (lo - base, hi - base) }
 }
 
 /// Adds every run's contributions to the particles of block [p0, p1) (`f` holds
@@ -1000,26 +910,10 @@ fn chunk_forces(
     out: (&mut [f64], &mut [f64], &mut [f64]),
 ) {
     let (ox, oy, oz) = out;
-    let (xa, ya, za) = (
-        &view.x[0][a..a + n],
-        &view.x[1][a..a + n],
-        &view.x[2][a..a + n],
-    );
-    let (xb, yb, zb) = (
-        &view.x[0][b..b + n],
-        &view.x[1][b..b + n],
-        &view.x[2][b..b + n],
-    );
-    let (vxa, vya, vza) = (
-        &view.v[0][a..a + n],
-        &view.v[1][a..a + n],
-        &view.v[2][a..a + n],
-    );
-    let (vxb, vyb, vzb) = (
-        &view.v[0][b..b + n],
-        &view.v[1][b..b + n],
-        &view.v[2][b..b + n],
-    );
+    let (xa, ya, za) = (&view.x[0][a..a + n], &view.x[1][a..a + n], &view.x[2][a..a + n]);
+    let (xb, yb, zb) = (&view.x[0][b..b + n], &view.x[1][b..b + n], &view.x[2][b..b + n]);
+    let (vxa, vya, vza) = (&view.v[0][a..a + n], &view.v[1][a..a + n], &view.v[2][a..a + n]);
+    let (vxb, vyb, vzb) = (&view.v[0][b..b + n], &view.v[1][b..b + n], &view.v[2][b..b + n]);
     let (ox, oy, oz) = (&mut ox[..n], &mut oy[..n], &mut oz[..n]);
     for i in 0..n {
         let (mut dx, mut dy, mut dz) = (xb[i] - xa[i], yb[i] - ya[i], zb[i] - za[i]);
@@ -1043,14 +937,7 @@ fn chunk_forces(
 /// damping's dependence on position is left out, as in Baraff–Witkin, which keeps the
 /// matrix symmetric. ∂f_a/∂v_a = −c n nᵀ.
 #[must_use]
-pub fn spring_blocks(
-    law: SpringLaw,
-    xa: DVec3,
-    xb: DVec3,
-    rest: f64,
-    k: f64,
-    c: f64,
-) -> (DMat3, DMat3) {
+pub fn spring_blocks(law: SpringLaw, xa: DVec3, xb: DVec3, rest: f64, k: f64, c: f64) -> (DMat3, DMat3) {
     let d = xb - xa;
     let r = d.length();
     let n = d / r;
@@ -1076,8 +963,7 @@ impl ForceTerm for SpringNetwork {
         (0..self.len())
             .map(|s| {
                 let (a, b) = self.ends(s);
-                self.law(s)
-                    .energy(x.get(a).distance(x.get(b)), self.rest[s], self.k[s])
+                self.law(s).energy(x.get(a).distance(x.get(b)), self.rest[s], self.k[s])
             })
             .sum()
     }
@@ -1086,14 +972,7 @@ impl ForceTerm for SpringNetwork {
         let x = &ctx.state.x;
         for s in 0..self.len() {
             let (a, b) = self.ends(s);
-            let (kx, kv) = spring_blocks(
-                self.law(s),
-                x.get(a),
-                x.get(b),
-                self.rest[s],
-                self.k[s],
-                self.c[s],
-            );
+            let (kx, kv) = spring_blocks(self.law(s), x.get(a), x.get(b), self.rest[s], self.k[s], self.c[s]);
             sink.add_dfdx(a, a, kx);
             sink.add_dfdx(b, b, kx);
             sink.add_dfdx(a, b, -kx);
@@ -1125,12 +1004,7 @@ impl ForceTerm for SpringNetwork {
         if self.is_empty() {
             return None;
         }
-        let mut st = StrainStats {
-            count: self.len(),
-            sum: 0.0,
-            max: f64::NEG_INFINITY,
-            max_abs: 0.0,
-        };
+        let mut st = StrainStats { count: self.len(), sum: 0.0, max: f64::NEG_INFINITY, max_abs: 0.0 };
         for s in 0..self.len() {
             let e = self.strain_of(s, &state.x);
             st.sum += e;
@@ -1149,10 +1023,7 @@ impl ForceTerm for SpringNetwork {
             .into_iter()
             .map(|k| (format!("{k} springs"), self.count(k)))
             .filter(|(_, n)| *n > 0)
-            .chain(std::iter::once((
-                "springs in vectorised runs".to_owned(),
-                self.vectorised_len(),
-            )))
+            .chain(std::iter::once(("springs in vectorised runs".to_owned(), self.vectorised_len())))
             .collect()
     }
 
@@ -1185,13 +1056,9 @@ impl ForceTerm for SpringNetwork {
     }
 
     fn set_parameter(&mut self, key: &str, value: f64) -> Result<(), ParameterError> {
-        let unknown = || ParameterError::Unknown {
-            key: key.to_owned(),
-            known: super::known_keys(&self.parameters()),
-        };
+        let unknown = || ParameterError::Unknown { key: key.to_owned(), known: super::known_keys(&self.parameters()) };
         let mut parts = key.rsplitn(3, '.');
-        let (Some(field), Some(kind), Some(group)) = (parts.next(), parts.next(), parts.next())
-        else {
+        let (Some(field), Some(kind), Some(group)) = (parts.next(), parts.next(), parts.next()) else {
             return Err(unknown());
         };
         let Some(kind) = SpringKind::ALL.into_iter().find(|k| k.as_str() == kind) else {

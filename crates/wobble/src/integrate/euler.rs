@@ -1,8 +1,7 @@
 //! Explicit (forward) Euler and symplectic (semi-implicit) Euler.
 
 use super::{
-    Deriv, Integrator, IntegratorError, StepReport, System, advance_orientation,
-    rotational_accelerations, vec_apply,
+    Deriv, Integrator, IntegratorError, StepReport, System, advance_orientation, rotational_accelerations, vec_apply,
 };
 use crate::force::Loads;
 use crate::model::State;
@@ -20,13 +19,7 @@ impl Integrator for ExplicitEuler {
         "euler"
     }
 
-    fn step(
-        &mut self,
-        sys: &mut dyn System,
-        state: &mut State,
-        t: f64,
-        h: f64,
-    ) -> Result<StepReport, IntegratorError> {
+    fn step(&mut self, sys: &mut dyn System, state: &mut State, t: f64, h: f64) -> Result<StepReport, IntegratorError> {
         self.k.eval(sys, state, t);
         let k = &self.k;
         vec_apply(&mut state.x, &k.dx, move |x, d| x + h * d);
@@ -53,26 +46,14 @@ impl Integrator for SymplecticEuler {
         "symplectic-euler"
     }
 
-    fn step(
-        &mut self,
-        sys: &mut dyn System,
-        state: &mut State,
-        t: f64,
-        h: f64,
-    ) -> Result<StepReport, IntegratorError> {
+    fn step(&mut self, sys: &mut dyn System, state: &mut State, t: f64, h: f64) -> Result<StepReport, IntegratorError> {
         // One fused pass per axis: v ← v + h (f w), x ← x + h v.
         sys.loads(state, t, &mut self.acc);
         let w = &sys.particles().inv_mass;
-        par::update_vx(
-            &mut state.v,
-            &mut state.x,
-            &self.acc.f,
-            w,
-            move |v, x, f, w| {
-                let v = v + h * (f * w);
-                (v, x + h * v)
-            },
-        );
+        par::update_vx(&mut state.v, &mut state.x, &self.acc.f, w, move |v, x, f, w| {
+            let v = v + h * (f * w);
+            (v, x + h * v)
+        });
         if sys.rotational() {
             rotational_accelerations(sys.particles(), state, &mut self.acc, true);
             vec_apply(&mut state.w, &self.acc.tau, move |w, a| w + h * a);

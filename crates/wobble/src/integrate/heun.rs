@@ -18,13 +18,7 @@ impl Integrator for Heun {
         "heun"
     }
 
-    fn step(
-        &mut self,
-        sys: &mut dyn System,
-        state: &mut State,
-        t: f64,
-        h: f64,
-    ) -> Result<StepReport, IntegratorError> {
+    fn step(&mut self, sys: &mut dyn System, state: &mut State, t: f64, h: f64) -> Result<StepReport, IntegratorError> {
         let rot = sys.rotational();
         self.k1.eval(sys, state, t);
         self.trial.copy_from(state);

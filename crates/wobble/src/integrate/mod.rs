@@ -80,9 +80,7 @@ pub struct StepReport {
 #[derive(Clone, Debug, thiserror::Error, PartialEq)]
 pub enum IntegratorError {
     /// A linear solve did not converge.
-    #[error(
-        "the linear solver did not converge in {iterations} iterations (relative residual {residual:.3e})"
-    )]
+    #[error("the linear solver did not converge in {iterations} iterations (relative residual {residual:.3e})")]
     NoConvergence {
         /// Iterations performed.
         iterations: u32,
@@ -98,13 +96,7 @@ pub trait Integrator: Send + fmt::Debug {
 
     /// Advances `state` from time `t` by `h` seconds. Constraints are the caller's
     /// to project afterwards unless the method projects inside its own loop.
-    fn step(
-        &mut self,
-        sys: &mut dyn System,
-        state: &mut State,
-        t: f64,
-        h: f64,
-    ) -> Result<StepReport, IntegratorError>;
+    fn step(&mut self, sys: &mut dyn System, state: &mut State, t: f64, h: f64) -> Result<StepReport, IntegratorError>;
 }
 
 /// The integrators a scene can name.
@@ -162,9 +154,7 @@ impl IntegratorKind {
     #[must_use]
     pub fn evaluations(self) -> u32 {
         match self {
-            IntegratorKind::ExplicitEuler
-            | IntegratorKind::SymplecticEuler
-            | IntegratorKind::Verlet => 1,
+            IntegratorKind::ExplicitEuler | IntegratorKind::SymplecticEuler | IntegratorKind::Verlet => 1,
             IntegratorKind::Heun | IntegratorKind::Midpoint => 2,
             IntegratorKind::Rk4 => 4,
         }
@@ -205,31 +195,19 @@ pub struct UnknownIntegrator(pub String);
 impl FromStr for IntegratorKind {
     type Err = UnknownIntegrator;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        IntegratorKind::ALL
-            .into_iter()
-            .find(|k| k.name() == s)
-            .ok_or_else(|| UnknownIntegrator(s.to_owned()))
+        IntegratorKind::ALL.into_iter().find(|k| k.name() == s).ok_or_else(|| UnknownIntegrator(s.to_owned()))
     }
 }
 
 /// Componentwise `dst = op(dst, src)` over vector arrays.
-pub(crate) fn vec_apply(
-    dst: &mut Vec3s,
-    src: &Vec3s,
-    op: impl Fn(f64, f64) -> f64 + Sync + Send + Copy,
-) {
+pub(crate) fn vec_apply(dst: &mut Vec3s, src: &Vec3s, op: impl Fn(f64, f64) -> f64 + Sync + Send + Copy) {
     par::apply(&mut dst.x, &src.x, op);
     par::apply(&mut dst.y, &src.y, op);
     par::apply(&mut dst.z, &src.z, op);
 }
 
 /// Componentwise `dst = op(base, k)` over vector arrays.
-pub(crate) fn vec_set(
-    dst: &mut Vec3s,
-    base: &Vec3s,
-    k: &Vec3s,
-    op: impl Fn(f64, f64) -> f64 + Sync + Send + Copy,
-) {
+pub(crate) fn vec_set(dst: &mut Vec3s, base: &Vec3s, k: &Vec3s, op: impl Fn(f64, f64) -> f64 + Sync + Send + Copy) {
     par::set(&mut dst.x, &base.x, &k.x, op);
     par::set(&mut dst.y, &base.y, &k.y, op);
     par::set(&mut dst.z, &base.z, &k.z, op);
@@ -238,12 +216,7 @@ pub(crate) fn vec_set(
 /// Turns forces and torques into accelerations in place: a = w f with w the inverse
 /// mass (0 for pinned particles); α = I_w⁻¹ (τ − ω × I_w ω) with the world-frame
 /// inertia I_w = R diag(I) Rᵀ.
-pub fn loads_to_accelerations(
-    particles: &Particles,
-    state: &State,
-    loads: &mut Loads,
-    rotational: bool,
-) {
+pub fn loads_to_accelerations(particles: &Particles, state: &State, loads: &mut Loads, rotational: bool) {
     let w = &particles.inv_mass;
     par::apply(&mut loads.f.x, w, |f, w| f * w);
     par::apply(&mut loads.f.y, w, |f, w| f * w);
@@ -253,12 +226,7 @@ pub fn loads_to_accelerations(
 
 /// Turns torques into angular accelerations in place (see
 /// [`loads_to_accelerations`]); does nothing unless `rotational`.
-pub fn rotational_accelerations(
-    particles: &Particles,
-    state: &State,
-    loads: &mut Loads,
-    rotational: bool,
-) {
+pub fn rotational_accelerations(particles: &Particles, state: &State, loads: &mut Loads, rotational: bool) {
     if rotational {
         for i in 0..state.len() {
             if particles.inv_inertia[i] == DVec3::ZERO {
@@ -300,13 +268,7 @@ impl Deriv {
         sys.accelerations(state, t, &mut self.acc);
         if sys.rotational() {
             self.dq.clear();
-            self.dq.extend(
-                state
-                    .q
-                    .iter()
-                    .zip(0..state.len())
-                    .map(|(q, i)| quat_derivative(*q, state.w.get(i))),
-            );
+            self.dq.extend(state.q.iter().zip(0..state.len()).map(|(q, i)| quat_derivative(*q, state.w.get(i))));
         }
     }
 }

@@ -33,13 +33,7 @@ impl Integrator for Rk4 {
         "rk4"
     }
 
-    fn step(
-        &mut self,
-        sys: &mut dyn System,
-        state: &mut State,
-        t: f64,
-        h: f64,
-    ) -> Result<StepReport, IntegratorError> {
+    fn step(&mut self, sys: &mut dyn System, state: &mut State, t: f64, h: f64) -> Result<StepReport, IntegratorError> {
         let rot = sys.rotational();
         self.base.copy_from(state);
         self.trial.copy_from(state);

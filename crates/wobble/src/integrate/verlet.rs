@@ -22,8 +22,7 @@
 use rayon::prelude::*;
 
 use super::{
-    Integrator, IntegratorError, StepReport, System, advance_orientation, rotational_accelerations,
-    vec_apply,
+    Integrator, IntegratorError, StepReport, System, advance_orientation, rotational_accelerations, vec_apply,
 };
 use crate::force::Loads;
 use crate::model::{State, Vec3s};
@@ -48,13 +47,7 @@ impl Verlet {
     /// plain second-order method).
     #[must_use]
     pub fn new(drag: f64) -> Self {
-        Self {
-            drag,
-            loads: Loads::default(),
-            x_prev: Vec3s::default(),
-            v_written: Vec3s::default(),
-            h_prev: f64::NAN,
-        }
+        Self { drag, loads: Loads::default(), x_prev: Vec3s::default(), v_written: Vec3s::default(), h_prev: f64::NAN }
     }
 }
 
@@ -71,23 +64,19 @@ fn axis_update(
     keep: f64,
     fresh: bool,
 ) {
-    let serial =
-        |x: &mut [f64], v: &mut [f64], xp: &mut [f64], vw: &mut [f64], f: &[f64], w: &[f64]| {
-            for i in 0..x.len() {
-                let a = f[i] * w[i];
-                let prev = if fresh || v[i].to_bits() != vw[i].to_bits() {
-                    x[i] - h * v[i] + 0.5 * h * h * a
-                } else {
-                    xp[i]
-                };
-                let next = x[i] + keep * (x[i] - prev) + h * h * a;
-                let vel = (next - x[i]) / h + 0.5 * h * a;
-                xp[i] = x[i];
-                x[i] = next;
-                v[i] = vel;
-                vw[i] = vel;
-            }
-        };
+    let serial = |x: &mut [f64], v: &mut [f64], xp: &mut [f64], vw: &mut [f64], f: &[f64], w: &[f64]| {
+        for i in 0..x.len() {
+            let a = f[i] * w[i];
+            let prev =
+                if fresh || v[i].to_bits() != vw[i].to_bits() { x[i] - h * v[i] + 0.5 * h * h * a } else { xp[i] };
+            let next = x[i] + keep * (x[i] - prev) + h * h * a;
+            let vel = (next - x[i]) / h + 0.5 * h * a;
+            xp[i] = x[i];
+            x[i] = next;
+            v[i] = vel;
+            vw[i] = vel;
+        }
+    };
     let bs = par::block_len(x.len());
     if bs >= x.len() {
         serial(x, v, xp, vw, f, w);
@@ -107,13 +96,7 @@ impl Integrator for Verlet {
         "verlet"
     }
 
-    fn step(
-        &mut self,
-        sys: &mut dyn System,
-        state: &mut State,
-        t: f64,
-        h: f64,
-    ) -> Result<StepReport, IntegratorError> {
+    fn step(&mut self, sys: &mut dyn System, state: &mut State, t: f64, h: f64) -> Result<StepReport, IntegratorError> {
         let n = state.len();
         let fresh = self.x_prev.len() != n || self.h_prev.to_bits() != h.to_bits();
         if self.x_prev.len() != n {
@@ -124,22 +107,10 @@ impl Integrator for Verlet {
         sys.loads(state, t, &mut self.loads);
         let w = &sys.particles().inv_mass;
         let keep = 1.0 - self.drag;
-        let (x, v, xp, vw, f) = (
-            &mut state.x,
-            &mut state.v,
-            &mut self.x_prev,
-            &mut self.v_written,
-            &self.loads.f,
-        );
-        axis_update(
-            &mut x.x, &mut v.x, &mut xp.x, &mut vw.x, &f.x, w, h, keep, fresh,
-        );
-        axis_update(
-            &mut x.y, &mut v.y, &mut xp.y, &mut vw.y, &f.y, w, h, keep, fresh,
-        );
-        axis_update(
-            &mut x.z, &mut v.z, &mut xp.z, &mut vw.z, &f.z, w, h, keep, fresh,
-        );
+        let (x, v, xp, vw, f) = (&mut state.x, &mut state.v, &mut self.x_prev, &mut self.v_written, &self.loads.f);
+        axis_update(&mut x.x, &mut v.x, &mut xp.x, &mut vw.x, &f.x, w, h, keep, fresh);
+        axis_update(&mut x.y, &mut v.y, &mut xp.y, &mut vw.y, &f.y, w, h, keep, fresh);
+        axis_update(&mut x.z, &mut v.z, &mut xp.z, &mut vw.z, &f.z, w, h, keep, fresh);
         if sys.rotational() {
             rotational_accelerations(sys.particles(), state, &mut self.loads, true);
             vec_apply(&mut state.w, &self.loads.tau, move |w, a| w + h * a);

@@ -121,11 +121,7 @@ impl Particles {
     /// `inertia` (kg m², each positive).
     pub fn set_inertia(&mut self, i: usize, inertia: DVec3) {
         self.inertia[i] = inertia;
-        self.inv_inertia[i] = if self.pinned[i] {
-            DVec3::ZERO
-        } else {
-            inertia.recip()
-        };
+        self.inv_inertia[i] = if self.pinned[i] { DVec3::ZERO } else { inertia.recip() };
     }
 
     /// Pins (`true`) or frees particle `i`. A pinned particle has zero inverse mass
@@ -138,11 +134,7 @@ impl Particles {
         } else {
             self.inv_mass[i] = 1.0 / self.mass[i];
             let inertia = self.inertia[i];
-            self.inv_inertia[i] = if inertia.min_element() > 0.0 {
-                inertia.recip()
-            } else {
-                DVec3::ZERO
-            };
+            self.inv_inertia[i] = if inertia.min_element() > 0.0 { inertia.recip() } else { DVec3::ZERO };
         }
     }
 

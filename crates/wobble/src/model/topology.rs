@@ -87,10 +87,7 @@ impl Topology {
             return None;
         }
         if !body.triangles.is_empty() {
-            Some(closed_surface_volume(
-                &self.triangles[body.triangles.clone()],
-                x,
-            ))
+            Some(closed_surface_volume(&self.triangles[body.triangles.clone()], x))
         } else if !body.lines.is_empty() {
             Some(loop_area_xy(&self.lines[body.lines.clone()], x))
         } else {

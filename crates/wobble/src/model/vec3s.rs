@@ -24,11 +24,7 @@ impl Vec3s {
     /// `n` zero vectors.
     #[must_use]
     pub fn zeros(n: usize) -> Self {
-        Self {
-            x: vec![0.0; n],
-            y: vec![0.0; n],
-            z: vec![0.0; n],
-        }
+        Self { x: vec![0.0; n], y: vec![0.0; n], z: vec![0.0; n] }
     }
 
     /// Collects vectors into component arrays.
