@@ -117,6 +117,8 @@ pub fn load_scene(path: Option<&Path>) -> Result<Scene, SceneError> {
 }
 
 fn main() -> ExitCode {
+    // Keep file:line:col and paths on one line, whatever the terminal width.
+    let _ = miette::set_hook(Box::new(|_| Box::new(miette::MietteHandlerOpts::new().wrap_lines(false).build())));
     let cli = Cli::parse();
     if let Some(n) = cli.threads {
         if n == 0 {
@@ -203,9 +205,9 @@ fn experiment_command(name: Option<String>, list: bool, out: &Path, strict: bool
             None => {
                 let names: Vec<&str> = registry.iter().map(|e| e.name).collect();
                 let hint = wobble_scene::error::nearest(&name, names.iter().copied())
-                    .map(|s| format!(" Did you mean `{s}`?"))
+                    .map(|s| format!("; did you mean `{s}`?"))
                     .unwrap_or_default();
-                eprintln!("error: unknown experiment `{name}`.{hint} Experiments: {}", names.join(", "));
+                eprintln!("error: unknown experiment `{name}`{hint} experiments: {}", names.join(", "));
                 return ExitCode::from(2);
             }
         }

@@ -78,8 +78,6 @@ pub enum Legend {
     LowerRight,
     /// Upper left corner.
     UpperLeft,
-    /// Lower left corner.
-    LowerLeft,
 }
 
 /// Tick label: short decimals, or powers of ten for very small or large values.
@@ -244,7 +242,6 @@ impl Chart {
                             Legend::UpperRight => SeriesLabelPosition::UpperRight,
                             Legend::LowerRight => SeriesLabelPosition::LowerRight,
                             Legend::UpperLeft => SeriesLabelPosition::UpperLeft,
-                            Legend::LowerLeft => SeriesLabelPosition::LowerLeft,
                         })
                         .draw()
                         .map_err(|e| e.to_string())?;

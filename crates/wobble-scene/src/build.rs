@@ -150,7 +150,11 @@ impl Scene {
                 BuildError::Invalid { what, .. } => spec.key_spans.get(*what).cloned().unwrap_or(spec.span.clone()),
                 _ => spec.span.clone(),
             };
-            SceneError::new(&self.source, span, format!("body `{}`: {e}", spec.name))
+            let message = match &e {
+                BuildError::Invalid { .. } => e.to_string(),
+                _ => format!("body `{}`: {e}", spec.name),
+            };
+            SceneError::new(&self.source, span, message)
         };
         let first = b.particle_count();
         let grid = match &spec.shape {

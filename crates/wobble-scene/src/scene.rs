@@ -370,7 +370,7 @@ fn read_simulation(t: &Table<'_, '_>) -> Result<Simulation, SceneError> {
     if !(0.0..1.0).contains(&verlet_drag) {
         return Err(t.error(t.span_of("verlet_drag"), format!("`verlet_drag` = {verlet_drag} must lie in [0, 1)")));
     }
-    let constraint_iterations = t.count("constraint_iterations", Some(1), 1)? as u32;
+    let constraint_iterations = u32::try_from(t.count("constraint_iterations", Some(1), 1)?).unwrap_or(u32::MAX);
     t.finish()?;
     Ok(Simulation { integrator, dt, duration, steps, gravity, air_drag, verlet_drag, constraint_iterations })
 }
@@ -538,10 +538,11 @@ fn read_body(t: &Table<'_, '_>) -> Result<BodySpec, SceneError> {
             let springs =
                 read_springs(t, &[(SpringKind::Structural, Some(d.structural)), (SpringKind::Radius, Some(d.spokes))])?;
             let mesh = match (t.usize("level")?, t.usize("slices")?, t.usize("stacks")?) {
-                (Some(level), None, None) => SphereMesh::Uniform { level: level as u32 },
-                (None, Some(slices), Some(stacks)) => {
-                    SphereMesh::LatLong { slices: slices as u32, stacks: stacks as u32 }
-                }
+                (Some(level), None, None) => SphereMesh::Uniform { level: u32::try_from(level).unwrap_or(u32::MAX) },
+                (None, Some(slices), Some(stacks)) => SphereMesh::LatLong {
+                    slices: u32::try_from(slices).unwrap_or(u32::MAX),
+                    stacks: u32::try_from(stacks).unwrap_or(u32::MAX),
+                },
                 (None, None, None) => d.mesh,
                 _ => {
                     return Err(t

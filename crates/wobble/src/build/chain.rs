@@ -3,7 +3,7 @@
 
 use glam::DVec3;
 
-use super::{BuildError, WorldBuilder, check, check_mass, check_spring, per_particle};
+use super::{BuildError, WorldBuilder, check, check_count, check_mass, check_spring, per_particle};
 use crate::force::{SpringKind, SpringParams};
 
 /// Chain parameters. Units: m, kg, N/m, N s/m.
@@ -50,6 +50,7 @@ impl Chain {
             self.end,
             "must differ from start",
         )?;
+        check_count(name, "count", &[self.count])?;
         check_mass(name, "mass", self.mass)?;
         check_spring(name, "structural", &self.structural)?;
         if let Some(bend) = &self.bend {

@@ -9,7 +9,7 @@
 
 use glam::DVec3;
 
-use super::{BuildError, WorldBuilder, check, check_mass, check_spring, per_particle};
+use super::{BuildError, WorldBuilder, check, check_count, check_mass, check_spring, per_particle};
 use crate::force::{SpringKind, SpringParams};
 
 /// Cloth parameters. Units: m, kg, N/m, N s/m.
@@ -95,6 +95,7 @@ impl Cloth {
             self.v,
             "must not be parallel to u",
         )?;
+        check_count(name, "nx", &[self.nx, self.ny])?;
         check_mass(name, "mass", self.mass)?;
         check_spring(name, "structural", &self.structural)?;
         for p in [&self.shear, &self.bend].into_iter().flatten() {

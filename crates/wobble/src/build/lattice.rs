@@ -8,7 +8,7 @@
 
 use glam::DVec3;
 
-use super::{BuildError, WorldBuilder, check, check_mass, check_spring, per_particle};
+use super::{BuildError, WorldBuilder, check, check_count, check_mass, check_spring, per_particle};
 use crate::force::{SpringKind, SpringParams};
 
 /// Lattice parameters. Units: m, kg, N/m, N s/m.
@@ -75,6 +75,7 @@ impl Lattice {
             check(n >= 2, name, axis, n, "needs at least 2 particles")?;
         }
         check(self.spacing.is_finite() && self.spacing > 0.0, name, "spacing", self.spacing, "must be positive (m)")?;
+        check_count(name, "n", &self.n)?;
         check_mass(name, "mass", self.mass)?;
         check_spring(name, "structural", &self.structural)?;
         for p in [&self.shear, &self.bend].into_iter().flatten() {

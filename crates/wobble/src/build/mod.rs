@@ -40,7 +40,7 @@ pub mod sphere;
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum BuildError {
     /// A builder parameter is out of range.
-    #[error("{body}: `{what}` = {value} is invalid: {why}")]
+    #[error("body `{body}`: `{what}` = {value} is invalid: {why}")]
     Invalid {
         /// The body being built.
         body: String,
@@ -82,6 +82,20 @@ pub(crate) fn check(
     why: &'static str,
 ) -> Result<(), BuildError> {
     if ok { Ok(()) } else { Err(BuildError::Invalid { body: body.to_owned(), what, value: value.to_string(), why }) }
+}
+
+/// Most particles one builder makes (2²⁴ ≈ 16.8 million, about 3 GB of state).
+pub const MAX_PARTICLES: usize = 1 << 24;
+
+/// Checks a particle count `n` computed as `factors` multiplied, without overflow.
+pub(crate) fn check_count(body: &str, what: &'static str, factors: &[usize]) -> Result<usize, BuildError> {
+    let n = factors.iter().try_fold(1usize, |a, &b| a.checked_mul(b)).filter(|&n| n <= MAX_PARTICLES);
+    n.ok_or_else(|| BuildError::Invalid {
+        body: body.to_owned(),
+        what,
+        value: format!("{factors:?}"),
+        why: "makes more than 16,777,216 particles",
+    })
 }
 
 /// Checks that a mass (kg) is positive and finite.

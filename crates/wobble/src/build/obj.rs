@@ -32,7 +32,7 @@ pub fn parse(text: &str) -> Result<ObjMesh, ObjError> {
         let line = ln + 1;
         let content = raw.split('#').next().unwrap_or("");
         let mut tokens = tokens_with_columns(content);
-        let Some((_, keyword)) = tokens.next() else {
+        let Some((keyword_column, keyword)) = tokens.next() else {
             continue;
         };
         match keyword {
@@ -79,14 +79,14 @@ pub fn parse(text: &str) -> Result<ObjMesh, ObjError> {
                 if idx.len() < 3 {
                     return Err(ObjError {
                         line,
-                        column: 1,
+                        column: keyword_column,
                         message: format!("a face needs at least 3 vertices, found {}", idx.len()),
                     });
                 }
                 for k in 1..idx.len() - 1 {
                     let t = [idx[0], idx[k], idx[k + 1]];
                     if t[0] == t[1] || t[1] == t[2] || t[0] == t[2] {
-                        return Err(ObjError { line, column: 1, message: "face repeats a vertex".into() });
+                        return Err(ObjError { line, column: keyword_column, message: "face repeats a vertex".into() });
                     }
                     mesh.triangles.push(t);
                 }
@@ -95,7 +95,7 @@ pub fn parse(text: &str) -> Result<ObjMesh, ObjError> {
             other => {
                 return Err(ObjError {
                     line,
-                    column: 1,
+                    column: keyword_column,
                     message: format!("unknown statement `{other}`; expected `v`, `f` or a comment"),
                 });
             }

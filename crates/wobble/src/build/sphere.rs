@@ -52,7 +52,8 @@ impl SphereMesh {
             SphereMesh::Uniform { level } => check(level <= MAX_LEVEL, body, "level", level, "must be 0..=6"),
             SphereMesh::LatLong { slices, stacks } => {
                 check(slices >= 3, body, "slices", slices, "needs at least 3")?;
-                check(stacks >= 2, body, "stacks", stacks, "needs at least 2")
+                check(stacks >= 2, body, "stacks", stacks, "needs at least 2")?;
+                super::check_count(body, "slices", &[slices as usize, stacks as usize]).map(|_| ())
             }
         }
     }

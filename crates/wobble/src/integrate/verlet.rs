@@ -10,12 +10,12 @@
 //! a true velocity.
 //!
 //! A history is only valid while nothing else touches the particle. When the
-//! velocity found at the start of a step differs from the one this integrator wrote
-//! (a collision reflected it, a pin zeroed it, a drag or the user changed it), or on
-//! the first step, or when h changes, that component restarts from the Taylor
-//! start x_{n−1} = x_n − h v_n + ½ h² a_n, which is itself second-order accurate.
-//! Constraints that move a particle always correct its velocity (see
-//! [`crate::constraint`]), so a changed velocity is a reliable signal. With δ = 0
+//! position or velocity found at the start of a step differs from the one this
+//! integrator wrote (a collision moved or reflected it, a pin zeroed it, a drag or
+//! the user changed it), or on the first step, or when h changes, that component
+//! restarts from the Taylor start x_{n−1} = x_n − h v_n + ½ h² a_n, which is itself
+//! second-order accurate. Both are compared because a collider pushes a particle
+//! that is not approaching its surface out without touching its velocity. With δ = 0
 //! the method is second order; Jakobsen's δ = 0.01 removes 1 % of the implied
 //! velocity per step. Rotational state, if any, advances by symplectic Euler.
 
@@ -38,6 +38,7 @@ pub struct Verlet {
     pub drag: f64,
     loads: Loads,
     x_prev: Vec3s,
+    x_written: Vec3s,
     v_written: Vec3s,
     h_prev: f64,
 }
@@ -47,7 +48,14 @@ impl Verlet {
     /// plain second-order method).
     #[must_use]
     pub fn new(drag: f64) -> Self {
-        Self { drag, loads: Loads::default(), x_prev: Vec3s::default(), v_written: Vec3s::default(), h_prev: f64::NAN }
+        Self {
+            drag,
+            loads: Loads::default(),
+            x_prev: Vec3s::default(),
+            x_written: Vec3s::default(),
+            v_written: Vec3s::default(),
+            h_prev: f64::NAN,
+        }
     }
 }
 
@@ -57,6 +65,7 @@ fn axis_update(
     x: &mut [f64],
     v: &mut [f64],
     xp: &mut [f64],
+    xw: &mut [f64],
     vw: &mut [f64],
     f: &[f64],
     w: &[f64],
@@ -64,30 +73,33 @@ fn axis_update(
     keep: f64,
     fresh: bool,
 ) {
-    let serial = |x: &mut [f64], v: &mut [f64], xp: &mut [f64], vw: &mut [f64], f: &[f64], w: &[f64]| {
-        for i in 0..x.len() {
-            let a = f[i] * w[i];
-            let prev =
-                if fresh || v[i].to_bits() != vw[i].to_bits() { x[i] - h * v[i] + 0.5 * h * h * a } else { xp[i] };
-            let next = x[i] + keep * (x[i] - prev) + h * h * a;
-            let vel = (next - x[i]) / h + 0.5 * h * a;
-            xp[i] = x[i];
-            x[i] = next;
-            v[i] = vel;
-            vw[i] = vel;
-        }
-    };
+    let serial =
+        |x: &mut [f64], v: &mut [f64], xp: &mut [f64], xw: &mut [f64], vw: &mut [f64], f: &[f64], w: &[f64]| {
+            for i in 0..x.len() {
+                let a = f[i] * w[i];
+                let touched = v[i].to_bits() != vw[i].to_bits() || x[i].to_bits() != xw[i].to_bits();
+                let prev = if fresh || touched { x[i] - h * v[i] + 0.5 * h * h * a } else { xp[i] };
+                let next = x[i] + keep * (x[i] - prev) + h * h * a;
+                let vel = (next - x[i]) / h + 0.5 * h * a;
+                xp[i] = x[i];
+                x[i] = next;
+                xw[i] = next;
+                v[i] = vel;
+                vw[i] = vel;
+            }
+        };
     let bs = par::block_len(x.len());
     if bs >= x.len() {
-        serial(x, v, xp, vw, f, w);
+        serial(x, v, xp, xw, vw, f, w);
     } else {
         x.par_chunks_mut(bs)
             .zip(v.par_chunks_mut(bs))
             .zip(xp.par_chunks_mut(bs))
+            .zip(xw.par_chunks_mut(bs))
             .zip(vw.par_chunks_mut(bs))
             .zip(f.par_chunks(bs))
             .zip(w.par_chunks(bs))
-            .for_each(|(((((x, v), xp), vw), f), w)| serial(x, v, xp, vw, f, w));
+            .for_each(|((((((x, v), xp), xw), vw), f), w)| serial(x, v, xp, xw, vw, f, w));
     }
 }
 
@@ -101,16 +113,18 @@ impl Integrator for Verlet {
         let fresh = self.x_prev.len() != n || self.h_prev.to_bits() != h.to_bits();
         if self.x_prev.len() != n {
             self.x_prev = Vec3s::zeros(n);
+            self.x_written = Vec3s::zeros(n);
             self.v_written = Vec3s::zeros(n);
         }
         self.h_prev = h;
         sys.loads(state, t, &mut self.loads);
         let w = &sys.particles().inv_mass;
         let keep = 1.0 - self.drag;
-        let (x, v, xp, vw, f) = (&mut state.x, &mut state.v, &mut self.x_prev, &mut self.v_written, &self.loads.f);
-        axis_update(&mut x.x, &mut v.x, &mut xp.x, &mut vw.x, &f.x, w, h, keep, fresh);
-        axis_update(&mut x.y, &mut v.y, &mut xp.y, &mut vw.y, &f.y, w, h, keep, fresh);
-        axis_update(&mut x.z, &mut v.z, &mut xp.z, &mut vw.z, &f.z, w, h, keep, fresh);
+        let (x, v, f) = (&mut state.x, &mut state.v, &self.loads.f);
+        let (xp, xw, vw) = (&mut self.x_prev, &mut self.x_written, &mut self.v_written);
+        axis_update(&mut x.x, &mut v.x, &mut xp.x, &mut xw.x, &mut vw.x, &f.x, w, h, keep, fresh);
+        axis_update(&mut x.y, &mut v.y, &mut xp.y, &mut xw.y, &mut vw.y, &f.y, w, h, keep, fresh);
+        axis_update(&mut x.z, &mut v.z, &mut xp.z, &mut xw.z, &mut vw.z, &f.z, w, h, keep, fresh);
         if sys.rotational() {
             rotational_accelerations(sys.particles(), state, &mut self.loads, true);
             vec_apply(&mut state.w, &self.loads.tau, move |w, a| w + h * a);

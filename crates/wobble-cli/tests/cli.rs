@@ -1,0 +1,268 @@
+//! End-to-end tests of the `wobble` binary: runs write outputs that parse, the cloth
+//! benchmark reproduces the C reference, results are bit-identical for any thread
+//! count, bad input gets a located message, blow-ups are reported.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn wobble(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_wobble"))
+        .args(args)
+        .current_dir(repo())
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("run wobble")
+}
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("wobble-cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+fn text(o: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+}
+
+fn summary(dir: &Path) -> serde_json::Value {
+    let s = std::fs::read_to_string(dir.join("summary.json")).expect("summary.json");
+    serde_json::from_str(&s).expect("summary.json parses")
+}
+
+/// Reads a binary PLY frame written by wobble: (vertices, faces).
+fn read_ply(path: &Path) -> (Vec<[f64; 3]>, Vec<[i32; 3]>) {
+    let data = std::fs::read(path).unwrap();
+    let end = data.windows(11).position(|w| w == b"end_header\n").expect("PLY header") + 11;
+    let header = String::from_utf8_lossy(&data[..end]).to_string();
+    assert!(header.starts_with("ply\nformat binary_little_endian 1.0\n"), "{header}");
+    let count = |el: &str| -> usize {
+        header
+            .lines()
+            .find(|l| l.starts_with(&format!("element {el} ")))
+            .unwrap()
+            .split_whitespace()
+            .nth(2)
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    let (nv, nf) = (count("vertex"), count("face"));
+    let mut at = end;
+    let f64_at = |at: usize| f64::from_le_bytes(data[at..at + 8].try_into().unwrap());
+    let mut verts = Vec::new();
+    for _ in 0..nv {
+        verts.push([f64_at(at), f64_at(at + 8), f64_at(at + 16)]);
+        at += 24;
+    }
+    let mut faces = Vec::new();
+    for _ in 0..nf {
+        assert_eq!(data[at], 3);
+        let i = |k: usize| i32::from_le_bytes(data[at + 1 + 4 * k..at + 5 + 4 * k].try_into().unwrap());
+        faces.push([i(0), i(1), i(2)]);
+        at += 13;
+    }
+    (verts, faces)
+}
+
+#[test]
+fn run_default_scene_writes_frames_metrics_and_summary_that_parse() {
+    let out = tmp("default");
+    let o = wobble(&["run", "--steps", "400", "--out", out.to_str().unwrap(), "-q"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let s = summary(&out);
+    assert_eq!(s["status"], "finished");
+    assert_eq!(s["steps"], 400);
+    let particles = s["particles"].as_u64().unwrap() as usize;
+    // Frames: every 200 steps plus the initial one → 3 PLY files.
+    for k in 0..3 {
+        let (v, f) = read_ply(&out.join(format!("frames/frame_{k:05}.ply")));
+        assert_eq!(v.len(), particles);
+        assert!(!f.is_empty() && f.iter().flatten().all(|&i| (i as usize) < particles));
+        assert!(v.iter().flatten().all(|c| c.is_finite()));
+    }
+    let csv = std::fs::read_to_string(out.join("metrics.csv")).unwrap();
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    assert_eq!(header[0], "step");
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert!(rows.len() >= 2);
+    for r in &rows {
+        assert_eq!(r.len(), header.len());
+        let step: u64 = r[0].parse().unwrap();
+        assert!(step <= 400);
+        let total: f64 = r[4].parse().unwrap();
+        assert!(total.is_finite());
+    }
+}
+
+/// The C reference loop's double-precision results after exactly 1000 steps from
+/// rest (`../shared/bench-ref/cloth_ref.c` built without fast-math and printed with
+/// 17 significant digits): bottom-middle particle (x, y) and maximum strain.
+const C_REFERENCE: [(u32, [f64; 3]); 3] = [
+    (32, [0.16001187935539155, -0.31544248717641277, 0.16842489245623651]),
+    (64, [0.32000911912629987, -0.63904414257038222, 0.22900241551124903]),
+    (128, [0.64000559559106585, -1.2824865427889827, 0.26721758384185157]),
+];
+
+#[test]
+fn bench_scenes_match_the_c_reference_to_1e9_and_stay_under_50_mb() {
+    for (n, [x, y, strain]) in C_REFERENCE {
+        let out = tmp(&format!("bench{n}"));
+        let scene = format!("scenes/bench/cloth-{n}.toml");
+        let o = wobble(&["run", &scene, "--no-frames", "--out", out.to_str().unwrap(), "-q"]);
+        assert!(o.status.success(), "{}", text(&o));
+        let s = summary(&out);
+        assert_eq!(s["steps"], 1000);
+        let bm = &s["bodies"][0]["bottom_middle"];
+        let (bx, by, bz) = (bm[0].as_f64().unwrap(), bm[1].as_f64().unwrap(), bm[2].as_f64().unwrap());
+        let ms = s["max_strain"].as_f64().unwrap();
+        // 1e-9 is the bound; summation order differs from the C loop, so
+        // agreement is to round-off (about 1e-15 seen), not bitwise.
+        for (what, ours, theirs) in [("x", bx, x), ("y", by, y), ("max strain", ms, strain)] {
+            assert!((ours - theirs).abs() <= 1e-9, "N={n} {what}: wobble {ours:.17} vs C {theirs:.17}");
+        }
+        assert_eq!(bz, 0.0, "the cloth stays in its plane");
+        if n == 128 {
+            let mb = s["peak_memory_mb"].as_f64().expect("peak memory on Linux");
+            assert!(mb < 50.0, "peak memory {mb} MB for cloth-128");
+        }
+    }
+}
+
+#[test]
+fn results_are_bit_identical_for_any_thread_count() {
+    let mut outputs = Vec::new();
+    for threads in ["1", "2", "3"] {
+        let out = tmp(&format!("threads{threads}"));
+        let o = wobble(&[
+            "--threads",
+            threads,
+            "run",
+            "scenes/bench/cloth-64.toml",
+            "--steps",
+            "300",
+            "--out",
+            out.to_str().unwrap(),
+            "-q",
+        ]);
+        assert!(o.status.success(), "{}", text(&o));
+        let metrics = std::fs::read(out.join("metrics.csv")).unwrap();
+        let frame = std::fs::read(out.join("frames/frame_00003.ply")).unwrap();
+        outputs.push((threads, metrics, frame));
+    }
+    for (threads, metrics, frame) in &outputs[1..] {
+        assert!(*metrics == outputs[0].1, "metrics differ between 1 and {threads} threads");
+        assert!(*frame == outputs[0].2, "frames differ between 1 and {threads} threads");
+    }
+}
+
+fn write_scene(name: &str, body: &str) -> PathBuf {
+    let dir = tmp(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("scene.toml");
+    std::fs::write(&path, body).unwrap();
+    path
+}
+
+#[test]
+fn bad_scenes_exit_2_with_file_line_and_advice() {
+    let cases = [
+        ("key", "[[body]]\ntype = \"cloth\"\nmas = 1\n", vec![":3:1: unknown key `mas`", "did you mean `mass`?"]),
+        (
+            "integrator",
+            "[simulation]\nintegrator = \"leapfrog\"\n[[body]]\ntype = \"cloth\"\n",
+            vec![":2:14: unknown integrator `leapfrog`", "rk4"],
+        ),
+        ("mass", "[[body]]\ntype = \"cloth\"\nmass = 0\n", vec![":3:8: `mass` = 0 must be positive (kg)"]),
+        (
+            "dt",
+            "[simulation]\ndt = -0.01\n[[body]]\ntype = \"cloth\"\n",
+            vec![":2:6: `dt` = -0.01 must be positive (s)"],
+        ),
+        (
+            "mesh",
+            "[[body]]\ntype = \"mesh\"\nfile = \"missing.obj\"\n",
+            vec![":3:8: cannot read mesh file", "relative to the scene file"],
+        ),
+    ];
+    for (name, body, fragments) in cases {
+        let path = write_scene(name, body);
+        for cmd in ["validate", "run"] {
+            let o = wobble(&[cmd, path.to_str().unwrap(), "-q"].as_slice()[..if cmd == "validate" { 2 } else { 3 }]);
+            assert_eq!(o.status.code(), Some(2), "{name}/{cmd}: {}", text(&o));
+            let t = text(&o);
+            assert!(t.contains("scene.toml"), "{name}: no file name in {t}");
+            for f in &fragments {
+                assert!(t.contains(f), "{name}/{cmd}: `{f}` missing from:\n{t}");
+            }
+        }
+    }
+    let o = wobble(&["validate", "no/such/scene.toml"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).contains("cannot read the scene file"), "{}", text(&o));
+}
+
+#[test]
+fn a_blow_up_stops_with_step_particle_and_stable_step() {
+    let path = write_scene(
+        "blowup",
+        "[simulation]\ndt = 0.01\nsteps = 500\n[[body]]\ntype = \"cloth\"\nnx = 8\nny = 8\npin = { edge = [\"top\"] }\nsprings.structural = { stiffness = 5000, damping = 0 }\n",
+    );
+    let out = tmp("blowup-out");
+    let o = wobble(&["run", path.to_str().unwrap(), "--out", out.to_str().unwrap(), "-q"]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    let t = text(&o);
+    for f in ["blew up at step", "particle", "of body `cloth`", "stable estimate", "reduce dt"] {
+        assert!(t.contains(f), "`{f}` missing from: {t}");
+    }
+    let s = summary(&out);
+    assert_eq!(s["status"], "blew-up");
+    assert!(s["error"].as_str().unwrap().contains("blew up at step"));
+    assert!(s["steps"].as_u64().unwrap() < 500);
+}
+
+#[test]
+fn validate_and_info_describe_the_scene() {
+    let o = wobble(&["validate", "scenes/bench/cloth-32.toml"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("1024 particles, 5826 springs"), "{}", text(&o));
+    let o = wobble(&["info", "scenes/bench/cloth-32.toml"]);
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    for f in [
+        "particles    1024 (2 pinned), total mass 1.000000 kg",
+        "structural springs: 1984",
+        "shear springs: 1922",
+        "bend springs: 1920",
+        "stable dt",
+        "symplectic-euler",
+        "← in use: dt is within",
+    ] {
+        assert!(t.contains(f), "`{f}` missing from:\n{t}");
+    }
+    // 1984 + 1922 + 1920 = 5826, the count for N = 32.
+}
+
+#[test]
+fn experiments_write_data_plots_and_a_summary() {
+    let o = wobble(&["experiment", "--list"]);
+    assert!(text(&o).contains("integrator-convergence") && text(&o).contains("bounce"));
+    let out = tmp("experiments");
+    let o = wobble(&["experiment", "integrator-convergence", "--out", out.to_str().unwrap(), "--strict"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let dir = out.join("integrator-convergence");
+    let md = std::fs::read_to_string(dir.join("summary.md")).unwrap();
+    assert!(md.contains("**Result: PASS**"), "{md}");
+    assert!(md.contains("**Claim tested:**"));
+    let csv = std::fs::read_to_string(dir.join("convergence.csv")).unwrap();
+    assert!(csv.starts_with("h,euler,symplectic-euler,heun,midpoint,rk4,verlet\n"));
+    let png = std::fs::read(dir.join("convergence.png")).unwrap();
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    let o = wobble(&["experiment", "integrator-convergance"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).contains("did you mean `integrator-convergence`?"), "{}", text(&o));
+}
