@@ -20,35 +20,17 @@ fn median(v: &mut [f64]) -> f64 {
 
 fn main() {
     let sizes: Vec<usize> = std::env::var("WOBBLE_BENCH_N")
-        .map(|s| {
-            s.split_whitespace()
-                .filter_map(|t| t.parse().ok())
-                .collect()
-        })
+        .map(|s| s.split_whitespace().filter_map(|t| t.parse().ok()).collect())
         .unwrap_or_else(|_| vec![32, 64, 128]);
-    let reps: usize = std::env::var("WOBBLE_BENCH_REPS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(7);
+    let reps: usize = std::env::var("WOBBLE_BENCH_REPS").ok().and_then(|s| s.parse().ok()).unwrap_or(7);
     let all = std::thread::available_parallelism().map_or(1, |n| n.get());
     let pools: Vec<(usize, rayon::ThreadPool)> = [1, all]
         .into_iter()
         .collect::<std::collections::BTreeSet<_>>()
         .into_iter()
-        .map(|t| {
-            (
-                t,
-                rayon::ThreadPoolBuilder::new()
-                    .num_threads(t)
-                    .build()
-                    .expect("thread pool"),
-            )
-        })
+        .map(|t| (t, rayon::ThreadPoolBuilder::new().num_threads(t).build().expect("thread pool")))
         .collect();
-    println!(
-        "wobble cloth benchmark: symplectic Euler, f64, h = 1e-4 s, k = 1000 N/m, kernel {:?}",
-        Kernel::select()
-    );
+    println!("wobble cloth benchmark: symplectic Euler, f64, h = 1e-4 s, k = 1000 N/m, kernel {:?}", Kernel::select());
     println!(
         "{:>5} {:>9} {:>8} {:>7} {:>10} {:>16} {:>17}",
         "N", "particles", "springs", "threads", "steps/s", "spring-updates/s", "particle-steps/s"
