@@ -41,7 +41,7 @@ enum Command {
         /// Number of steps (overrides the scene).
         #[arg(long)]
         steps: Option<u64>,
-        /// Output directory (default: out/<scene name>).
+        /// Output directory (default: out/SCENE, SCENE being the file name without extension).
         #[arg(long)]
         out: Option<PathBuf>,
         /// Write no frame files.

@@ -101,7 +101,9 @@ fn run_default_scene_writes_frames_metrics_and_summary_that_parse() {
 
 /// The C reference loop's double-precision results after exactly 1000 steps from
 /// rest (`../shared/bench-ref/cloth_ref.c` built without fast-math and printed with
-/// 17 significant digits): bottom-middle particle (x, y) and maximum strain.
+/// 17 significant digits): bottom-middle particle (x, y) and maximum strain. Kept as
+/// printed, hence the allowance for digits beyond f64's precision.
+#[allow(clippy::excessive_precision)]
 const C_REFERENCE: [(u32, [f64; 3]); 3] = [
     (32, [0.16001187935539155, -0.31544248717641277, 0.16842489245623651]),
     (64, [0.32000911912629987, -0.63904414257038222, 0.22900241551124903]),

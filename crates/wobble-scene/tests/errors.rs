@@ -186,15 +186,15 @@ fn mutated_scenes_never_panic() {
                 _ => {
                     let at = rng.below(t.len());
                     if t.is_char_boundary(at) {
-                        t.insert_str(at, "x");
+                        t.insert(at, 'x');
                     }
                 }
             }
             let result = catch_unwind(AssertUnwindSafe(|| {
-                if let Ok(scene) = Scene::parse(Source::new("mutant.toml", t.as_str()), dir.clone()) {
-                    if let Ok(mut built) = scene.build() {
-                        let _ = built.world.run(3);
-                    }
+                if let Ok(scene) = Scene::parse(Source::new("mutant.toml", t.as_str()), dir.clone())
+                    && let Ok(mut built) = scene.build()
+                {
+                    let _ = built.world.run(3);
                 }
             }));
             assert!(result.is_ok(), "panicked on a mutation of {}:\n{t}", path.display());

@@ -30,7 +30,7 @@ impl Integrator for Heun {
         if rot {
             vec_apply(&mut k1.acc.tau, &k2.acc.tau, |a, b| a + b);
             for (a, b) in k1.dq.iter_mut().zip(&k2.dq) {
-                *a = *a + *b;
+                *a += *b;
             }
         }
         // The trial state becomes a copy of the start of the step.

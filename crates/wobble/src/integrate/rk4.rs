@@ -22,7 +22,7 @@ impl Rk4 {
         if rot {
             vec_apply(&mut sum.acc.tau, &k.acc.tau, move |s, d| s + c * d);
             for (s, d) in sum.dq.iter_mut().zip(&k.dq) {
-                *s = *s + *d * c;
+                *s += *d * c;
             }
         }
     }
