@@ -120,15 +120,14 @@ fn main() -> ExitCode {
     // Keep file:line:col and paths on one line, whatever the terminal width.
     let _ = miette::set_hook(Box::new(|_| Box::new(miette::MietteHandlerOpts::new().wrap_lines(false).build())));
     let cli = Cli::parse();
-    if let Some(n) = cli.threads {
-        if n == 0 {
-            eprintln!("error: --threads must be at least 1");
-            return ExitCode::from(2);
-        }
-        if let Err(e) = rayon::ThreadPoolBuilder::new().num_threads(n).build_global() {
-            eprintln!("error: cannot start {n} threads: {e}");
-            return ExitCode::from(2);
-        }
+    let threads = cli.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    if threads == 0 {
+        eprintln!("error: --threads must be at least 1");
+        return ExitCode::from(2);
+    }
+    if let Err(e) = wobble::par::pin_global_pool(threads) {
+        eprintln!("error: cannot start {threads} threads: {e}");
+        return ExitCode::from(2);
     }
     match cli.command {
         Command::Run { scene, duration, steps, out, no_frames, quiet } => {

