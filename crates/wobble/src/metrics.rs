@@ -63,8 +63,9 @@ pub fn healthy(particles: &Particles, state: &State, limit: f64) -> bool {
         for i in 0..n {
             let ke = 0.5 * m[i] * (v[0][i] * v[0][i] + v[1][i] * v[1][i] + v[2][i] * v[2][i]);
             let s = x[0][i] + x[1][i] + x[2][i];
-            // `!(ke <= limit)` is true for NaN; `s - s != 0` for NaN and infinities.
-            bad |= !(ke <= limit) | (s - s != 0.0);
+            // A NaN energy fails `ke <= limit`; a NaN or infinite coordinate makes
+            // the sum non-finite. `&` and `|` on booleans keep the loop branch-free.
+            bad |= !((ke <= limit) & s.is_finite());
         }
         !bad
     };

@@ -1,10 +1,13 @@
 //! Constraints: rules that project the state after (or inside) a step.
 //!
-//! A constraint moves particles onto its admissible set and fixes their velocities
-//! to match: colliders push particles out of planes and spheres and reflect their
-//! normal velocity; drivers set particles on a prescribed path. Position-only
-//! corrections change the velocity by Δx/h so that every integrator — Verlet
-//! included, whose previous position is x − h v — sees the same corrected motion.
+//! A constraint moves particles onto its admissible set and decides their velocities:
+//! colliders push particles out of planes and spheres and reflect an approaching
+//! normal velocity (a particle that is not approaching is moved and keeps its
+//! velocity); drivers put particles on a prescribed path with the path's velocity;
+//! position-based corrections (sticks, stretch limits) change the velocity by Δx/h.
+//! Integrators with history (Verlet) restart a particle's history whenever its
+//! position or velocity is not what they wrote, so every integrator sees the same
+//! corrected motion.
 //! Pins are not constraints: a pinned particle has zero inverse mass (see
 //! [`crate::model::Particles`]) and no integrator moves it.
 
