@@ -10,6 +10,10 @@
 //! repetition also runs the yardstick of what the machine offers: one independent
 //! single-thread world per core, side by side; "capacity" is how many times one
 //! core's throughput they achieve together. The speed-up should be read against it.
+//! Peak memory: the benchmark runs itself again in a child process per size, which
+//! builds one world and steps it 1000 times, and reports that process's peak
+//! resident memory — what `wobble run` of the benchmark scene needs, without outputs.
+//!
 //! Options (environment): `WOBBLE_BENCH_N="32 64"` to choose sizes,
 //! `WOBBLE_BENCH_REPS=9` for repetitions, `WOBBLE_KERNEL=portable|avx2|avx512`.
 
@@ -23,7 +27,32 @@ fn median(v: &mut [f64]) -> f64 {
     v[v.len() / 2]
 }
 
+/// Peak resident memory of this process, MB (Linux VmHWM).
+fn peak_memory_mb() -> Option<f64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let kb: f64 = status.lines().find(|l| l.starts_with("VmHWM:"))?.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb / 1024.0)
+}
+
+/// Child mode: one world of size `n`, 1000 steps, print the peak memory.
+fn memory_child(n: usize) {
+    let (mut w, _) = bench_world(n).expect("bench world");
+    w.run(1000).expect("run");
+    println!("{}", peak_memory_mb().unwrap_or(f64::NAN));
+}
+
+/// Peak memory of a child process stepping one N × N world, MB.
+fn memory_of(n: usize) -> Option<f64> {
+    let exe = std::env::current_exe().ok()?;
+    let out = std::process::Command::new(exe).env("WOBBLE_BENCH_MEMORY_CHILD", n.to_string()).output().ok()?;
+    String::from_utf8_lossy(&out.stdout).trim().parse().ok()
+}
+
 fn main() {
+    if let Some(n) = std::env::var("WOBBLE_BENCH_MEMORY_CHILD").ok().and_then(|s| s.parse().ok()) {
+        memory_child(n);
+        return;
+    }
     let sizes: Vec<usize> = std::env::var("WOBBLE_BENCH_N")
         .map(|s| s.split_whitespace().filter_map(|t| t.parse().ok()).collect())
         .unwrap_or_else(|_| vec![32, 64, 128]);
@@ -108,6 +137,10 @@ fn main() {
                 median(&mut ratios)
             );
             println!("{:>5} machine capacity now: {cap:.2}x ({all} independent one-thread runs side by side)", "");
+        }
+        match memory_of(n) {
+            Some(mb) => println!("{:>5} peak memory of one world, 1000 steps: {mb:.1} MB", ""),
+            None => println!("{:>5} peak memory: not measurable on this OS", ""),
         }
     }
 }
