@@ -78,6 +78,8 @@ pub enum Legend {
     LowerRight,
     /// Upper left corner.
     UpperLeft,
+    /// Lower left corner.
+    LowerLeft,
 }
 
 /// Tick label: short decimals, or powers of ten for very small or large values.
@@ -242,6 +244,7 @@ impl Chart {
                             Legend::UpperRight => SeriesLabelPosition::UpperRight,
                             Legend::LowerRight => SeriesLabelPosition::LowerRight,
                             Legend::UpperLeft => SeriesLabelPosition::UpperLeft,
+                            Legend::LowerLeft => SeriesLabelPosition::LowerLeft,
                         })
                         .draw()
                         .map_err(|e| e.to_string())?;

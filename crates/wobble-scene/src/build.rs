@@ -7,7 +7,7 @@ use wobble::build::cloth::ClothHandle;
 use wobble::build::lattice::LatticeHandle;
 use wobble::build::mesh::MeshBody;
 use wobble::build::{BuildError, WorldBuilder, obj};
-use wobble::constraint::{Collider, Shape};
+use wobble::constraint::{Collider, Shape, Sticks, StretchLimit};
 use wobble::force::{AirDrag, DragSpringParams, Gravity};
 use wobble::interact::{PickTarget, ScriptedDrag};
 use wobble::world::{SimParams, World};
@@ -66,8 +66,21 @@ impl Scene {
         let sim = &self.simulation;
         let mut b = WorldBuilder::new();
         let mut bodies = Vec::new();
+        // Body constraints are projected after the drivers (which place particles the
+        // sticks must follow) and before the colliders (which have the last word).
+        let mut body_constraints: Vec<Box<dyn wobble::constraint::Constraint>> = Vec::new();
         for spec in &self.bodies {
             let built = self.build_body(&mut b, spec)?;
+            let group = b.springs.group(&spec.name);
+            if let Some(limit) = &spec.stretch_limit {
+                let springs = b.springs.select(group, &limit.kinds);
+                let name = format!("{}-stretch-limit", spec.name);
+                body_constraints.push(Box::new(StretchLimit::new(&name, springs, limit.tau, limit.iterations)));
+            }
+            if !spec.sticks.is_empty() {
+                let sticks = b.springs.take(group, &spec.sticks);
+                body_constraints.push(Box::new(Sticks::new(&format!("{}-sticks", spec.name), sticks)));
+            }
             b.set_velocity(built.particles.clone(), spec.velocity);
             if let Some(sel) = &spec.pin {
                 for i in self.resolve(sel, &built, &b)? {
@@ -81,6 +94,7 @@ impl Scene {
             let particles = self.resolve(&d.select, body, &b)?;
             b.drive(&d.name, particles, d.motion).map_err(|e| self.err(d.span.clone(), &e))?;
         }
+        b.constraints.extend(body_constraints);
         for c in &self.colliders {
             let list = match c.shape {
                 ColliderShape::Plane { point, normal } => {

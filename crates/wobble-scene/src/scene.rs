@@ -127,10 +127,25 @@ pub struct BodySpec {
     pub pin: Option<Selection>,
     /// Initial velocity of every particle, m/s.
     pub velocity: DVec3,
+    /// Spring kinds turned into Jakobsen sticks (constraints instead of forces).
+    pub sticks: Vec<SpringKind>,
+    /// Provot's stretch limit on some spring kinds.
+    pub stretch_limit: Option<LimitSpec>,
     /// Span of the body's table.
     pub span: Range<usize>,
     /// Spans of its keys, for builder errors.
     pub key_spans: BTreeMap<String, Range<usize>>,
+}
+
+/// `stretch_limit = { tau, iterations, kinds }` of a body.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LimitSpec {
+    /// Allowed relative stretch τ (default 0.1).
+    pub tau: f64,
+    /// Most correction passes per step (default 10).
+    pub iterations: u32,
+    /// Spring kinds limited (default: every kind the body has).
+    pub kinds: Vec<SpringKind>,
 }
 
 /// The builder a body uses.
@@ -449,6 +464,24 @@ fn read_body(t: &Table<'_, '_>) -> Result<BodySpec, SceneError> {
     let mass = t.positive("mass", Some(1.0), "kg")?;
     let origin = t.vec3_or("origin", DVec3::ZERO)?;
     let pin = t.table("pin")?.map(|s| read_selection(&s)).transpose()?;
+    let sticks = match t.array("sticks")? {
+        Some(items) => read_kinds(t, "sticks", items)?,
+        None => Vec::new(),
+    };
+    let stretch_limit = match t.table("stretch_limit")? {
+        Some(l) => {
+            let tau = l.non_negative("tau", wobble::constraint::stretch_limit::DEFAULT_STRETCH_LIMIT, "")?;
+            let iterations =
+                l.count("iterations", Some(wobble::constraint::stretch_limit::DEFAULT_LIMIT_ITERATIONS as usize), 1)?;
+            let kinds = match l.array("kinds")? {
+                Some(items) => read_kinds(&l, "kinds", items)?,
+                None => SpringKind::ALL.to_vec(),
+            };
+            l.finish()?;
+            Some(LimitSpec { tau, iterations: u32::try_from(iterations).unwrap_or(u32::MAX), kinds })
+        }
+        None => None,
+    };
     let shape = match kind {
         "chain" => {
             let d = Chain::default();
@@ -570,7 +603,32 @@ fn read_body(t: &Table<'_, '_>) -> Result<BodySpec, SceneError> {
     };
     let key_spans = t.entries().map(|(k, _, v)| (k.to_owned(), v.span())).collect();
     t.finish()?;
-    Ok(BodySpec { name, shape, pin, velocity, span: t.span(), key_spans })
+    Ok(BodySpec { name, shape, pin, velocity, sticks, stretch_limit, span: t.span(), key_spans })
+}
+
+/// Reads an array of spring kind names.
+fn read_kinds(
+    t: &Table<'_, '_>,
+    key: &str,
+    items: &[toml::Spanned<toml::de::DeValue<'_>>],
+) -> Result<Vec<SpringKind>, SceneError> {
+    let names: Vec<&str> = SpringKind::ALL.iter().map(|k| k.as_str()).collect();
+    items
+        .iter()
+        .map(|v| {
+            let name = v
+                .get_ref()
+                .as_str()
+                .ok_or_else(|| t.error(v.span(), format!("`{key}` lists spring kinds as strings")))?;
+            SpringKind::ALL.into_iter().find(|k| k.as_str() == name).ok_or_else(|| {
+                let err = t.error(v.span(), format!("unknown spring kind `{name}`"));
+                match nearest(name, names.iter().copied()) {
+                    Some(s) => err.with_help(format!("did you mean `{s}`? kinds: {}", names.join(", "))),
+                    None => err.with_help(format!("kinds: {}", names.join(", "))),
+                }
+            })
+        })
+        .collect()
 }
 
 fn read_points(t: &Table<'_, '_>, key: &str) -> Result<Vec<DVec3>, SceneError> {

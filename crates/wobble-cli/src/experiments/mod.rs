@@ -8,7 +8,9 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 pub mod bounce;
+pub mod cloth_constraints;
 pub mod integrator_convergence;
+pub mod verlet_emitter;
 
 /// What an experiment produced.
 #[derive(Debug)]
@@ -36,7 +38,12 @@ pub struct Experiment {
 /// Every experiment, in the order `all` runs them.
 #[must_use]
 pub fn registry() -> Vec<Experiment> {
-    vec![integrator_convergence::EXPERIMENT, bounce::EXPERIMENT]
+    vec![
+        integrator_convergence::EXPERIMENT,
+        bounce::EXPERIMENT,
+        verlet_emitter::EXPERIMENT,
+        cloth_constraints::EXPERIMENT,
+    ]
 }
 
 /// Runs `exp` into `out/<name>/` and writes `summary.md`; returns the outcome.

@@ -147,6 +147,11 @@ impl Constraint for Collider {
         self.contacts = contacts;
     }
 
+    /// Contacts resolved in the last projection.
+    fn stats(&self) -> Vec<(&'static str, f64)> {
+        vec![("contacts", self.contacts as f64)]
+    }
+
     fn parameters(&self) -> Vec<Parameter> {
         vec![
             Parameter { key: "restitution".into(), value: self.surface.restitution, unit: "", min: 0.0, max: 1.0 },

@@ -19,10 +19,14 @@ use crate::model::{Particles, State};
 pub mod collider;
 pub mod driver;
 pub mod motion;
+pub mod stick;
+pub mod stretch_limit;
 
 pub use collider::{Collider, Shape, Surface};
 pub use driver::Driver;
 pub use motion::Motion;
+pub use stick::Sticks;
+pub use stretch_limit::StretchLimit;
 
 /// What a constraint sees: particle properties, the time at the end of the step (s)
 /// and the step length (s).
@@ -43,6 +47,11 @@ pub trait Constraint: Send + Sync + Debug {
 
     /// Projects `state` onto the constraint.
     fn project(&mut self, ctx: &ConstraintContext<'_>, state: &mut State);
+
+    /// Figures from the last projection for reports (`[("passes", 4.0)]`).
+    fn stats(&self) -> Vec<(&'static str, f64)> {
+        Vec::new()
+    }
 
     /// Live-tunable parameters.
     fn parameters(&self) -> Vec<Parameter> {

@@ -278,6 +278,26 @@ impl SpringSet {
     pub fn pairs(&self) -> Vec<[u32; 2]> {
         self.springs.iter().map(|s| [s.a, s.b]).collect()
     }
+
+    /// (a, b, rest length) of the springs of `group` whose kind is in `kinds`, in
+    /// insertion order.
+    #[must_use]
+    pub fn select(&self, group: u16, kinds: &[SpringKind]) -> Vec<(usize, usize, f64)> {
+        self.springs
+            .iter()
+            .filter(|s| s.group == group && kinds.contains(&s.kind))
+            .map(|s| (s.a as usize, s.b as usize, s.rest))
+            .collect()
+    }
+
+    /// Removes the springs of `group` whose kind is in `kinds` and returns them as
+    /// (a, b, rest length), in insertion order — to turn them into constraints
+    /// (Jakobsen's sticks) instead of forces.
+    pub fn take(&mut self, group: u16, kinds: &[SpringKind]) -> Vec<(usize, usize, f64)> {
+        let taken = self.select(group, kinds);
+        self.springs.retain(|s| !(s.group == group && kinds.contains(&s.kind)));
+        taken
+    }
 }
 
 /// A run of springs (a0 + i, b0 + i), i < len, stored at spring indices s0 + i.
