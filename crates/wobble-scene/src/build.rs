@@ -7,7 +7,7 @@ use wobble::build::cloth::ClothHandle;
 use wobble::build::lattice::LatticeHandle;
 use wobble::build::mesh::MeshBody;
 use wobble::build::{BuildError, WorldBuilder, obj};
-use wobble::constraint::{Collider, Shape, Sticks, StretchLimit};
+use wobble::constraint::{Collider, Sticks, StretchLimit};
 use wobble::force::{AirDrag, DragSpringParams, Gravity};
 use wobble::interact::{PickTarget, ScriptedDrag};
 use wobble::world::{SimParams, World};
@@ -97,12 +97,7 @@ impl Scene {
         b.constraints.extend(body_constraints);
         for c in &self.colliders {
             let list = match c.shape {
-                ColliderShape::Plane { point, normal } => {
-                    vec![Collider::new(&c.name, Shape::Plane { point, normal }, c.surface)]
-                }
-                ColliderShape::Sphere { center, radius } => {
-                    vec![Collider::new(&c.name, Shape::Sphere { center, radius }, c.surface)]
-                }
+                ColliderShape::Single(shape) => vec![Collider::new(&c.name, shape, c.surface)],
                 ColliderShape::Room { min, max } => {
                     let mut walls = Collider::room(min, max, c.surface);
                     for w in &mut walls {

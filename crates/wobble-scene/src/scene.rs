@@ -14,8 +14,8 @@ use wobble::build::chain::Chain;
 use wobble::build::cloth::Cloth;
 use wobble::build::lattice::Lattice;
 use wobble::build::sphere::{Ball, SphereMesh};
-use wobble::constraint::Motion;
 use wobble::constraint::collider::Surface;
+use wobble::constraint::{Motion, Shape};
 use wobble::force::{SpringKind, SpringLaw, SpringParams};
 use wobble::integrate::IntegratorKind;
 
@@ -214,23 +214,11 @@ pub struct DriverSpec {
     pub span: Range<usize>,
 }
 
-/// Collider geometry in a scene.
+/// Collider geometry in a scene: one engine shape, or a room of six planes.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ColliderShape {
-    /// Half-space.
-    Plane {
-        /// Point on the plane, m.
-        point: DVec3,
-        /// Normal into the free side (normalised on read).
-        normal: DVec3,
-    },
-    /// Ball to stay out of.
-    Sphere {
-        /// Centre, m.
-        center: DVec3,
-        /// Radius, m.
-        radius: f64,
-    },
+    /// A plane or a sphere (normals normalised on read).
+    Single(Shape),
     /// Six inward planes bounding a box.
     Room {
         /// Minimum corner, m.
@@ -759,12 +747,12 @@ fn read_collider(t: &Table<'_, '_>, index: usize) -> Result<ColliderSpec, SceneE
             if !(normal.is_finite() && normal.length() > 0.0) {
                 return Err(t.error(t.span_of("normal"), "`normal` must be a non-zero vector"));
             }
-            ColliderShape::Plane { point: t.vec3_or("point", DVec3::ZERO)?, normal: normal.normalize() }
+            ColliderShape::Single(Shape::Plane { point: t.vec3_or("point", DVec3::ZERO)?, normal: normal.normalize() })
         }
-        "sphere" => ColliderShape::Sphere {
+        "sphere" => ColliderShape::Single(Shape::Sphere {
             center: t.vec3_or("center", DVec3::ZERO)?,
             radius: t.positive("radius", None, "m")?,
-        },
+        }),
         "room" => {
             let min = t.vec3("min")?.ok_or_else(|| t.missing("min", "[x, y, z] of the lower corner"))?;
             let max = t.vec3("max")?.ok_or_else(|| t.missing("max", "[x, y, z] of the upper corner"))?;
