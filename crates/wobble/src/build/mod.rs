@@ -34,7 +34,10 @@ pub mod cloth;
 pub mod lattice;
 pub mod mesh;
 pub mod obj;
+pub mod pair;
+pub mod ring;
 pub mod sphere;
+pub mod twolayer;
 
 /// Why a world could not be built.
 #[derive(Debug, thiserror::Error, PartialEq)]

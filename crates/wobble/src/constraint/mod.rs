@@ -17,12 +17,14 @@ use crate::force::{Parameter, ParameterError};
 use crate::model::{Particles, State};
 
 pub mod collider;
+pub mod containment;
 pub mod driver;
 pub mod motion;
 pub mod stick;
 pub mod stretch_limit;
 
 pub use collider::{Collider, Shape, Surface};
+pub use containment::Containment;
 pub use driver::Driver;
 pub use motion::Motion;
 pub use stick::Sticks;

@@ -20,11 +20,13 @@ use crate::model::{Particles, State, Vec3s};
 pub mod air_drag;
 pub mod gravity;
 pub mod pointer;
+pub mod pressure;
 pub mod spring;
 
 pub use air_drag::AirDrag;
 pub use gravity::Gravity;
 pub use pointer::{DragSpring, DragSpringParams};
+pub use pressure::Pressure;
 pub use spring::{SpringError, SpringKind, SpringLaw, SpringNetwork, SpringParams, SpringSet};
 
 /// Forces (N) and torques (N m) on every particle, or — after division by mass and

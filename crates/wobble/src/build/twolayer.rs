@@ -1,0 +1,481 @@
+//! Pressure soft bodies with one or two layers (004 ch. 3–4; physics notes §9):
+//! the thesis's two-layer ring and sphere, and any closed OBJ surface.
+//!
+//! # Layout
+//! A body is an *outer* closed surface and, for two layers, an *inner* surface of
+//! the same topology (inner particle i sits under outer particle i). Particles are
+//! numbered outer layer first, then inner layer: outer i = first + i, inner i =
+//! first + n + i. Springs (each kind with its own stiffness and damping, any kind
+//! can be switched off):
+//!
+//! | kind | joins | count |
+//! |---|---|---|
+//! | `structural` | both ends of every surface edge, on each layer | 2E (E for one layer) |
+//! | `radius` | inner i – outer i | n |
+//! | `shear-left` | inner i – outer j for every edge (i, j) | E |
+//! | `shear-right` | inner j – outer i for every edge (i, j) | E |
+//!
+//! A [`Pressure`] term fills the outer surface with gas (nRT = `pressure`) and,
+//! optionally, the inner surface (`inner_pressure`). For two layers a
+//! [`Containment`] constraint keeps the inner particles inside the outer layer.
+//! The body's topology holds only the outer surface (triangles, or the ring's
+//! loop), so frames draw the skin, metrics report the outer volume (area for a
+//! ring) and only outer particles can be picked by a drag — as in the thesis,
+//! which drags the outer layer only (§4.4). Colliders should act on outer particles
+//! only (§4.6): set [`crate::constraint::Collider::only`] from
+//! [`TwoLayerHandle::outer_mask`] (the scene layer does this).
+//!
+//! # Defaults and units
+//! The defaults are the thesis's (004 §7.2.1): KS = 800 N/m, KD = 15 N s/m for
+//! structural springs, RKS = 700 N/m, RKD = 50 N s/m for radius and shear springs,
+//! PRESSURE (nRT) = 20 J, MASS = 1 kg per particle; the mouse spring's MKS and MKD
+//! are [`crate::force::pointer`]'s defaults. The thesis gives no units. Its springs
+//! and masses set time scales only (√(KS/MASS) = 28 rad/s, a 0.22 s period, and
+//! damping ratios 0.4 and 1.3 for one spring between two particles), which are
+//! those of a soft toy in seconds whatever the length unit. Length enters through
+//! two ratios: the sag of a spring under one particle's weight against the body's
+//! size, MASS·g / (KS·R), and the pressure's push against the springs,
+//! nRT / (KS·R²) (the equilibrium of a pressurised octahedron is R(R − R₀) =
+//! nRT/(8 KS), see the tests). At R = 0.5 m they are 0.025 and 0.1: the body sags a
+//! few per cent under its own weight and the gas inflates it by a few per cent, a
+//! wobbly ball that keeps its shape, which is what the thesis shows. At R = 5 m the
+//! gas would do nothing (0.001); at R = 5 cm the gas would blow it up by a factor of
+//! several (10). So the SI defaults place the thesis's numbers on half-metre bodies:
+//! [`DEFAULT_RADIUS`] = 0.5 m and an inner layer at [`DEFAULT_INNER_RATIO`] = 0.8 of
+//! it (the thesis's ratio is lost in extraction).
+//!
+//! # Normalising spring forces by spring count (004 §3.5.3)
+//! On the uniform sphere the six octahedron vertices join four edges and every
+//! other vertex six, so the same pressure pushes the kernel vertices out further.
+//! The thesis suggests multiplying the spring force accumulated at a particle by
+//! 1/n, n its spring count, but does not use it. Scaling the *sum* at one end and
+//! not at the other would break Newton's third law (momentum would drift), so with
+//! [`TwoLayerParams::normalise`] each spring's stiffness and damping are scaled at
+//! build time by n̄ · 2/(n_a + n_b): the thesis's 1/n when both ends have the same
+//! count, symmetric in the ends, and multiplied by the body's mean count n̄ so that
+//! the given stiffness stays the stiffness of a typical spring (the thesis's
+//! literal 1/n would also soften the whole body by n̄ ≈ 6 to 13). Live parameter
+//! changes ([`crate::world::World::set_parameter`]) set one stiffness for every
+//! spring of a kind and so drop the scaling.
+
+use std::ops::Range;
+
+use glam::DVec3;
+
+use super::obj::ObjMesh;
+use super::sphere::SphereMesh;
+use super::{BuildError, WorldBuilder, check, check_count, check_mass, check_spring};
+use crate::constraint::Containment;
+use crate::constraint::containment::DEFAULT_MARGIN_FRACTION;
+use crate::force::pressure::{ClosedSurface, DEFAULT_PRESSURE, PressureSurface};
+use crate::force::{Pressure, SpringKind, SpringParams};
+use crate::model::Vec3s;
+
+/// Structural spring stiffness, N/m (004 §7.2.1, KS).
+pub const DEFAULT_STRUCTURAL_STIFFNESS: f64 = 800.0;
+/// Structural spring damping, N s/m (004 §7.2.1, KD).
+pub const DEFAULT_STRUCTURAL_DAMPING: f64 = 15.0;
+/// Radius and shear spring stiffness, N/m (004 §7.2.1, RKS).
+pub const DEFAULT_RADIUS_STIFFNESS: f64 = 700.0;
+/// Radius and shear spring damping, N s/m (004 §7.2.1, RKD).
+pub const DEFAULT_RADIUS_DAMPING: f64 = 50.0;
+/// Mass of each particle, kg (004 §7.2.1, MASS).
+pub const DEFAULT_PARTICLE_MASS: f64 = 1.0;
+/// Outer radius of rings and spheres, m (see the module docs for the scale).
+pub const DEFAULT_RADIUS: f64 = 0.5;
+/// Inner radius as a fraction of the outer radius (our choice; the thesis's is
+/// lost).
+pub const DEFAULT_INNER_RATIO: f64 = 0.8;
+
+/// Materials, masses and gas of a one- or two-layer body.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TwoLayerParams {
+    /// Mass of each outer particle, kg (default [`DEFAULT_PARTICLE_MASS`]).
+    pub outer_mass: f64,
+    /// Mass of each inner particle, kg (default [`DEFAULT_PARTICLE_MASS`]).
+    pub inner_mass: f64,
+    /// If set, the mass of each inner particle below the body's centre (at build
+    /// time), kg: the thesis's balloon half filled with liquid (004 §8.1).
+    pub inner_bottom_mass: Option<f64>,
+    /// Edge springs on each layer (default KS, KD); `None` for none.
+    pub structural: Option<SpringParams>,
+    /// Inner i – outer i springs (default RKS, RKD).
+    pub radius: Option<SpringParams>,
+    /// Inner i – outer j springs per edge (i, j) (default RKS, RKD).
+    pub shear_left: Option<SpringParams>,
+    /// Inner j – outer i springs per edge (i, j) (default RKS, RKD).
+    pub shear_right: Option<SpringParams>,
+    /// Gas constant nRT of the outer surface, J (default [`DEFAULT_PRESSURE`]; 0: no
+    /// gas).
+    pub pressure: f64,
+    /// Gas constant nRT of the inner surface, J (default 0: none).
+    pub inner_pressure: f64,
+    /// Scale each spring by the spring counts of its ends (module docs; default
+    /// false, as in the thesis's own runs).
+    pub normalise: bool,
+    /// Keep inner particles inside the outer layer with this margin, as a fraction
+    /// of the layer gap (default [`DEFAULT_MARGIN_FRACTION`]); `None`: no
+    /// containment.
+    pub containment: Option<f64>,
+    /// Collision radius of every particle, m (default 0).
+    pub particle_radius: f64,
+}
+
+impl Default for TwoLayerParams {
+    fn default() -> Self {
+        let radial = SpringParams::linear(DEFAULT_RADIUS_STIFFNESS, DEFAULT_RADIUS_DAMPING);
+        Self {
+            outer_mass: DEFAULT_PARTICLE_MASS,
+            inner_mass: DEFAULT_PARTICLE_MASS,
+            inner_bottom_mass: None,
+            structural: Some(SpringParams::linear(DEFAULT_STRUCTURAL_STIFFNESS, DEFAULT_STRUCTURAL_DAMPING)),
+            radius: Some(radial),
+            shear_left: Some(radial),
+            shear_right: Some(radial),
+            pressure: DEFAULT_PRESSURE,
+            inner_pressure: 0.0,
+            normalise: false,
+            containment: Some(DEFAULT_MARGIN_FRACTION),
+            particle_radius: 0.0,
+        }
+    }
+}
+
+/// The geometry of a layered body before it is built: outer positions, optional
+/// inner positions (same count, same topology) and the closed surface in local
+/// indices (0..n).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Layers {
+    /// Outer particle positions, m.
+    pub outer: Vec<DVec3>,
+    /// Inner particle positions, m (`None`: one layer).
+    pub inner: Option<Vec<DVec3>>,
+    /// The surface over local indices, wound outward.
+    pub surface: ClosedSurface,
+}
+
+/// Where a layered body's particles went.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TwoLayerHandle {
+    /// Outer particles.
+    pub outer: Range<usize>,
+    /// Inner particles (empty for one layer).
+    pub inner: Range<usize>,
+}
+
+impl TwoLayerHandle {
+    /// A mask over `n` particles, true for every particle except this body's inner
+    /// ones: what colliders should act on (004 §4.6).
+    #[must_use]
+    pub fn outer_mask(&self, n: usize) -> Vec<bool> {
+        let mut m = vec![true; n];
+        m[self.inner.clone()].fill(false);
+        m
+    }
+}
+
+fn check_params(name: &str, p: &TwoLayerParams) -> Result<(), BuildError> {
+    check_mass(name, "outer_mass", p.outer_mass)?;
+    check_mass(name, "inner_mass", p.inner_mass)?;
+    if let Some(m) = p.inner_bottom_mass {
+        check_mass(name, "inner_bottom_mass", m)?;
+    }
+    for (what, s) in [
+        ("structural", p.structural),
+        ("radius", p.radius),
+        ("shear-left", p.shear_left),
+        ("shear-right", p.shear_right),
+    ] {
+        if let Some(s) = s {
+            check_spring(name, what, &s)?;
+        }
+    }
+    for (what, v) in [("pressure", p.pressure), ("inner_pressure", p.inner_pressure)] {
+        check(v.is_finite() && v >= 0.0, name, what, v, "must be finite and ≥ 0 (nRT, J)")?;
+    }
+    if let Some(f) = p.containment {
+        check((0.0..1.0).contains(&f), name, "containment", f, "the margin fraction must lie in [0, 1)")?;
+    }
+    check(
+        p.particle_radius.is_finite() && p.particle_radius >= 0.0,
+        name,
+        "particle_radius",
+        p.particle_radius,
+        "must be finite and ≥ 0 (m)",
+    )
+}
+
+/// Builds `layers` as body `name` of type `kind` (see the module docs); returns
+/// where its particles went.
+pub fn build_layers(
+    b: &mut WorldBuilder,
+    name: &str,
+    kind: &str,
+    layers: &Layers,
+    p: &TwoLayerParams,
+) -> Result<TwoLayerHandle, BuildError> {
+    check_params(name, p)?;
+    let n = layers.outer.len();
+    check(n >= 3, name, "particles", n, "a closed surface needs at least 3 particles")?;
+    check_count(name, "particles", &[n, if layers.inner.is_some() { 2 } else { 1 }])?;
+    if let Some(inner) = &layers.inner {
+        check(inner.len() == n, name, "inner", inner.len(), "the inner layer must have one particle per outer one")?;
+    }
+    let points = layers.outer.iter().chain(layers.inner.iter().flatten());
+    check(points.clone().all(|p| p.is_finite()), name, "origin", "positions", "every position must be finite")?;
+    layers.surface.check_closed().map_err(|e| BuildError::Invalid {
+        body: name.to_owned(),
+        what: "mesh",
+        value: e.to_string(),
+        why: "a pressure body needs a closed, consistently wound surface",
+    })?;
+    let (first, tri_first, line_first) = (b.particle_count(), b.topology.triangles.len(), b.topology.lines.len());
+    let outer = first..first + n;
+    let inner = if layers.inner.is_some() { first + n..first + 2 * n } else { first + n..first + n };
+    // Particles: outer layer, then inner layer.
+    for x in &layers.outer {
+        b.add_particle(*x, DVec3::ZERO, p.outer_mass, p.particle_radius);
+    }
+    if let Some(xs) = &layers.inner {
+        let centre_y = xs.iter().map(|x| x.y).sum::<f64>() / n as f64;
+        for x in xs {
+            let m = match p.inner_bottom_mass {
+                Some(m) if x.y < centre_y => m,
+                _ => p.inner_mass,
+            };
+            b.add_particle(*x, DVec3::ZERO, m, p.particle_radius);
+        }
+    }
+    let shift = |s: &ClosedSurface, by: usize| -> ClosedSurface {
+        let by = by as u32;
+        match s {
+            ClosedSurface::Triangles(t) => ClosedSurface::Triangles(t.iter().map(|f| f.map(|i| i + by)).collect()),
+            ClosedSurface::Loop(l) => ClosedSurface::Loop(l.iter().map(|e| e.map(|i| i + by)).collect()),
+        }
+    };
+    let outer_surface = shift(&layers.surface, outer.start);
+    let x = b.state.x.clone();
+    for (what, range) in [("outer layer", &outer), ("inner layer", &inner)] {
+        if range.is_empty() {
+            continue;
+        }
+        let v = shift(&layers.surface, range.start).measure(&x);
+        check(v > 0.0, name, "mesh", what, "encloses no volume (is it wound inward or flat?)")?;
+    }
+    // Springs.
+    let edges: Vec<[u32; 2]> = match &layers.surface {
+        ClosedSurface::Triangles(t) => super::mesh::edges(t).0,
+        ClosedSurface::Loop(l) => l.clone(),
+    };
+    let mut springs: Vec<(usize, usize, SpringParams, SpringKind)> = Vec::new();
+    let (o, i) = (|k: u32| outer.start + k as usize, |k: u32| inner.start + k as usize);
+    if let Some(s) = p.structural {
+        springs.extend(edges.iter().map(|&[a, c]| (o(a), o(c), s, SpringKind::Structural)));
+        if !inner.is_empty() {
+            springs.extend(edges.iter().map(|&[a, c]| (i(a), i(c), s, SpringKind::Structural)));
+        }
+    }
+    if !inner.is_empty() {
+        if let Some(s) = p.radius {
+            springs.extend((0..n as u32).map(|k| (i(k), o(k), s, SpringKind::Radius)));
+        }
+        if let Some(s) = p.shear_left {
+            springs.extend(edges.iter().map(|&[a, c]| (i(a), o(c), s, SpringKind::ShearLeft)));
+        }
+        if let Some(s) = p.shear_right {
+            springs.extend(edges.iter().map(|&[a, c]| (i(c), o(a), s, SpringKind::ShearRight)));
+        }
+    }
+    if p.normalise {
+        normalise(&mut springs, first, b.particle_count());
+    }
+    let group = b.springs.group(name);
+    for (a, c, s, kind) in springs {
+        check(x.get(a) != x.get(c), name, "mesh", "spring", "joins two particles at the same position")?;
+        b.springs.push_at_rest(&x, a, c, s, kind, group);
+    }
+    // Gas.
+    let surface_err = |e: crate::force::pressure::SurfaceError| BuildError::Invalid {
+        body: name.to_owned(),
+        what: "mesh",
+        value: e.to_string(),
+        why: "a pressure body needs a closed, consistently wound surface",
+    };
+    let mut gas = vec![PressureSurface::new("outer", outer_surface.clone(), p.pressure, &x).map_err(surface_err)?];
+    if !inner.is_empty() {
+        gas.push(
+            PressureSurface::new("inner", shift(&layers.surface, inner.start), p.inner_pressure, &x)
+                .map_err(surface_err)?,
+        );
+    }
+    b.add_force(Pressure::new(name, gas));
+    if let (Some(fraction), false) = (p.containment, inner.is_empty()) {
+        let pairs: Vec<(usize, usize)> = (0..n).map(|k| (inner.start + k, outer.start + k)).collect();
+        let c = Containment::new(&format!("{name}-containment"), &outer_surface, &pairs, fraction, &x)
+            .map_err(surface_err)?;
+        b.add_constraint(c);
+    }
+    // Topology: the skin only.
+    match outer_surface {
+        ClosedSurface::Triangles(t) => b.topology.triangles.extend(t),
+        ClosedSurface::Loop(l) => b.topology.lines.extend(l),
+    }
+    b.add_body(name, kind, first, tri_first, line_first, true)?;
+    Ok(TwoLayerHandle { outer, inner })
+}
+
+/// Scales each spring's stiffness and damping by n̄ · 2/(n_a + n_b) (module docs),
+/// with n the spring count of each particle of `first..end` in `springs`.
+fn normalise(springs: &mut [(usize, usize, SpringParams, SpringKind)], first: usize, end: usize) {
+    let mut count = vec![0usize; end - first];
+    for &(a, c, _, _) in springs.iter() {
+        count[a - first] += 1;
+        count[c - first] += 1;
+    }
+    let used: Vec<f64> = count.iter().filter(|&&k| k > 0).map(|&k| k as f64).collect();
+    if used.is_empty() {
+        return;
+    }
+    let mean = used.iter().sum::<f64>() / used.len() as f64;
+    for (a, c, s, _) in springs.iter_mut() {
+        let f = mean * 2.0 / (count[*a - first] + count[*c - first]) as f64;
+        s.stiffness *= f;
+        s.damping *= f;
+    }
+}
+
+/// The thesis's sphere (004 §3.5): uniform (subdivided octahedron) or non-uniform
+/// (latitude–longitude), one or two layers, filled with gas.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PressureSphere {
+    /// Centre, m.
+    pub center: DVec3,
+    /// Outer radius, m (default [`DEFAULT_RADIUS`]).
+    pub radius: f64,
+    /// Inner radius, m (default [`DEFAULT_INNER_RATIO`] × radius); `None`: one layer.
+    pub inner_radius: Option<f64>,
+    /// Triangulation (default uniform level 1, the thesis's 3D example, §7.1.3).
+    pub mesh: SphereMesh,
+    /// Materials and gas.
+    pub params: TwoLayerParams,
+}
+
+impl Default for PressureSphere {
+    fn default() -> Self {
+        Self {
+            center: DVec3::ZERO,
+            radius: DEFAULT_RADIUS,
+            inner_radius: Some(DEFAULT_INNER_RATIO * DEFAULT_RADIUS),
+            mesh: SphereMesh::Uniform { level: 1 },
+            params: TwoLayerParams::default(),
+        }
+    }
+}
+
+impl PressureSphere {
+    /// Adds the sphere as body `name` (type `pressure-sphere`).
+    pub fn build(&self, b: &mut WorldBuilder, name: &str) -> Result<TwoLayerHandle, BuildError> {
+        self.mesh.validate(name)?;
+        check(self.radius.is_finite() && self.radius > 0.0, name, "radius", self.radius, "must be positive (m)")?;
+        if let Some(r) = self.inner_radius {
+            check(
+                r.is_finite() && r > 0.0 && r < self.radius,
+                name,
+                "inner_radius",
+                r,
+                "must be positive and below `radius` (m)",
+            )?;
+        }
+        let (dirs, tris) = self.mesh.generate();
+        let layers = Layers {
+            outer: dirs.iter().map(|d| self.center + *d * self.radius).collect(),
+            inner: self.inner_radius.map(|r| dirs.iter().map(|d| self.center + *d * r).collect()),
+            surface: ClosedSurface::Triangles(tris),
+        };
+        build_layers(b, name, "pressure-sphere", &layers, &self.params)
+    }
+}
+
+/// Any closed OBJ surface as a pressure body, one or two layers; the inner layer
+/// is the outer one moved inward along its vertex normals (angle-weighted) by
+/// `thickness`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PressureMesh {
+    /// The mesh (closed; wound either way: it is turned outward).
+    pub mesh: ObjMesh,
+    /// Uniform scale applied to the file's coordinates.
+    pub scale: f64,
+    /// Translation applied after scaling, m.
+    pub translate: DVec3,
+    /// Inward offset of the inner layer, m; `None`: one layer.
+    pub thickness: Option<f64>,
+    /// Materials and gas.
+    pub params: TwoLayerParams,
+}
+
+/// Angle-weighted unit vertex normals of outward-wound triangles.
+#[must_use]
+pub fn vertex_normals(x: &[DVec3], tris: &[[u32; 3]]) -> Vec<DVec3> {
+    let mut n = vec![DVec3::ZERO; x.len()];
+    for t in tris {
+        let [a, b, c] = t.map(|i| x[i as usize]);
+        let nf = (b - a).cross(c - a).normalize_or_zero();
+        for (k, &i) in t.iter().enumerate() {
+            let p = [a, b, c][k];
+            let (e1, e2) = ([a, b, c][(k + 1) % 3] - p, [a, b, c][(k + 2) % 3] - p);
+            n[i as usize] += e1.cross(e2).length().atan2(e1.dot(e2)) * nf;
+        }
+    }
+    n.iter().map(|v| v.normalize_or_zero()).collect()
+}
+
+impl PressureMesh {
+    /// Adds the mesh as body `name` (type `pressure-mesh`).
+    pub fn build(&self, b: &mut WorldBuilder, name: &str) -> Result<TwoLayerHandle, BuildError> {
+        check(self.scale.is_finite() && self.scale > 0.0, name, "scale", self.scale, "must be positive")?;
+        let used = {
+            let mut u = vec![false; self.mesh.vertices.len()];
+            for t in &self.mesh.triangles {
+                for &i in t {
+                    u[i as usize] = true;
+                }
+            }
+            u
+        };
+        check(used.iter().all(|&u| u), name, "file", "vertices", "every vertex must belong to a face")?;
+        let outer: Vec<DVec3> = self.mesh.vertices.iter().map(|v| *v * self.scale + self.translate).collect();
+        let mut tris = self.mesh.triangles.clone();
+        let surface = ClosedSurface::Triangles(tris.clone());
+        surface.check_closed().map_err(|e| BuildError::Invalid {
+            body: name.to_owned(),
+            what: "file",
+            value: e.to_string(),
+            why: "a pressure mesh must be closed and consistently wound",
+        })?;
+        let xs = Vec3s::from_vecs(&outer);
+        if surface.measure(&xs) < 0.0 {
+            for t in &mut tris {
+                t.swap(1, 2);
+            }
+        }
+        let inner = match self.thickness {
+            None => None,
+            Some(d) => {
+                check(d.is_finite() && d > 0.0, name, "thickness", d, "must be positive (m)")?;
+                let normals = vertex_normals(&outer, &tris);
+                let inner: Vec<DVec3> = outer.iter().zip(&normals).map(|(x, n)| *x - *n * d).collect();
+                // Too thick an offset folds the inner layer over: every inner face
+                // must keep the orientation of its outer face.
+                let folded = tris.iter().any(|t| {
+                    let [a, b, c] = t.map(|i| outer[i as usize]);
+                    let [p, q, r] = t.map(|i| inner[i as usize]);
+                    (b - a).cross(c - a).dot((q - p).cross(r - p)) <= 0.0
+                });
+                check(!folded, name, "thickness", d, "folds the inner layer over; use a smaller thickness")?;
+                Some(inner)
+            }
+        };
+        let layers = Layers { outer, inner, surface: ClosedSurface::Triangles(tris) };
+        build_layers(b, name, "pressure-mesh", &layers, &self.params)
+    }
+}

@@ -1,0 +1,378 @@
+//! Keeping a two-layer body's inner particles inside its outer layer (004 §4.6:
+//! "for the particles on the inner layer, the boundary is constrained to the outer
+//! layer instead of the wall and floor").
+//!
+//! # What is projected
+//! Inner particle i has a partner o(i) on the outer surface (the outer particle of
+//! the same index, joined to it by a radius spring). Its *patch* is the fan of
+//! outer faces around o(i) (the two outer segments at o(i) for a 2D ring). Let c be
+//! the point of the patch closest to x_i, lying on a feature — a face interior, an
+//! edge or a vertex — with barycentric weights b_k on that feature's vertices, and
+//! let n be the feature's outward unit pseudo-normal: the face normal; on an edge
+//! the normalised sum of its two faces' normals; at a vertex the angle-weighted
+//! normal of all faces around it (Bærentzen & Aanæs 2005: with these normals the
+//! sign of (x − c)·n tells inside from outside whenever c is the closest surface
+//! point). The constraint is
+//!
+//! ```text
+//! C = (x_i − c) · n + m_i ≤ 0
+//! ```
+//!
+//! with m_i a margin (m): the particle stays at least m_i below the tangent plane
+//! of its closest feature. A violation is removed as a point–feature contact in
+//! position-based dynamics: with inverse masses w,
+//!
+//! ```text
+//! λ = C / (w_i + Σ_k b_k² w_k),   Δx_i = −w_i λ n,   Δx_k = +b_k w_k λ n,
+//! ```
+//!
+//! which makes C = 0 to first order and leaves Σ m x unchanged (Σ_k b_k = 1). If the
+//! particle then still moves outward relative to the surface point, u = (v_i −
+//! Σ b_k v_k)·n > 0, that relative normal velocity is removed by the equal and
+//! opposite impulse J = u / (w_i + Σ b_k² w_k) (a perfectly inelastic, frictionless
+//! contact): linear momentum is conserved. The outer layer is pushed outward by its
+//! inner layer as a real lining would push its skin.
+//!
+//! The patch is local, so the cost is a few closest-point queries per inner
+//! particle. It sees the outer surface near the partner only: an inner particle that
+//! has slid sideways past the whole fan is measured against the fan's rim. The radius
+//! and shear springs keep inner particles under their partners, and the tests check
+//! containment globally (winding number) in the drop scenes.
+
+use glam::DVec3;
+
+use super::{Constraint, ConstraintContext};
+use crate::force::pressure::{ClosedSurface, SurfaceError};
+use crate::model::State;
+
+/// Default margin as a fraction of each inner particle's rest distance to its
+/// partner (the layer gap): a tenth of the gap keeps an inner particle clear of
+/// the skin by more than a typical step's collision correction.
+pub const DEFAULT_MARGIN_FRACTION: f64 = 0.1;
+
+/// The feature of a patch closest to a point.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Closest {
+    /// Closest point, m.
+    point: DVec3,
+    /// Local vertex indices of the feature (unused slots repeat the first).
+    verts: [u32; 3],
+    /// Barycentric weights on `verts` (zero for unused slots).
+    weights: [f64; 3],
+    /// Outward unit pseudo-normal.
+    normal: DVec3,
+    /// Squared distance, m².
+    dist2: f64,
+}
+
+/// Inner particles kept inside an outer surface. See the module docs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Containment {
+    /// Name for reports.
+    pub name: String,
+    /// Outer-surface particles (global indices); local index = position here.
+    verts: Vec<u32>,
+    /// Faces in local indices: triangles, or segments stored as [a, b, b].
+    faces: Vec<[u32; 3]>,
+    /// True for a 2D loop.
+    planar: bool,
+    /// For each face, the face across each of its edges (triangles only).
+    adjacent: Vec<[u32; 3]>,
+    /// CSR of faces around each local vertex.
+    fan_start: Vec<u32>,
+    fan: Vec<u32>,
+    /// (inner particle, local index of its partner, margin m).
+    pairs: Vec<(u32, u32, f64)>,
+    /// Inner particles moved in the last projection.
+    pub corrections: usize,
+    /// Largest violation C found in the last projection, m (≤ 0 when none).
+    pub worst: f64,
+}
+
+impl Containment {
+    /// Keeps each `(inner, partner)` particle pair's inner particle inside
+    /// `surface` (the outer layer; `partner` is one of its particles), with margin
+    /// `margin_fraction` × the pair's distance in `x` (the rest state).
+    pub fn new(
+        name: &str,
+        surface: &ClosedSurface,
+        pairs: &[(usize, usize)],
+        margin_fraction: f64,
+        x: &crate::model::Vec3s,
+    ) -> Result<Self, SurfaceError> {
+        surface.check_closed()?;
+        let verts = surface.vertices();
+        let local = |g: u32| verts.binary_search(&g).expect("face vertex is a surface vertex") as u32;
+        let (faces, planar): (Vec<[u32; 3]>, bool) = match surface {
+            ClosedSurface::Triangles(t) => (t.iter().map(|f| f.map(local)).collect(), false),
+            ClosedSurface::Loop(l) => (l.iter().map(|&[a, b]| [local(a), local(b), local(b)]).collect(), true),
+        };
+        let mut count = vec![0u32; verts.len() + 1];
+        for f in &faces {
+            for &v in unique(f, planar) {
+                count[v as usize + 1] += 1;
+            }
+        }
+        for k in 1..count.len() {
+            count[k] += count[k - 1];
+        }
+        let fan_start = count.clone();
+        let mut fill = count;
+        let mut fan = vec![0u32; *fan_start.last().unwrap_or(&0) as usize];
+        for (fi, f) in faces.iter().enumerate() {
+            for &v in unique(f, planar) {
+                fan[fill[v as usize] as usize] = fi as u32;
+                fill[v as usize] += 1;
+            }
+        }
+        let mut adjacent = vec![[0u32; 3]; if planar { 0 } else { faces.len() }];
+        if !planar {
+            let mut by_edge = std::collections::HashMap::new();
+            for (fi, f) in faces.iter().enumerate() {
+                for k in 0..3 {
+                    by_edge.insert((f[k], f[(k + 1) % 3]), fi as u32);
+                }
+            }
+            for (fi, f) in faces.iter().enumerate() {
+                for k in 0..3 {
+                    // Closed and consistently wound: the reverse edge exists.
+                    adjacent[fi][k] = by_edge[&(f[(k + 1) % 3], f[k])];
+                }
+            }
+        }
+        let pairs = pairs
+            .iter()
+            .map(|&(inner, partner)| {
+                let m = margin_fraction * x.get(inner).distance(x.get(partner));
+                (inner as u32, local(partner as u32), m)
+            })
+            .collect();
+        Ok(Self {
+            name: name.to_owned(),
+            verts,
+            faces,
+            planar,
+            adjacent,
+            fan_start,
+            fan,
+            pairs,
+            corrections: 0,
+            worst: f64::NEG_INFINITY,
+        })
+    }
+
+    /// Number of inner particles constrained.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.pairs.len()
+    }
+
+    /// True when no particle is constrained.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.pairs.is_empty()
+    }
+
+    fn pos(&self, state: &State, local: u32) -> DVec3 {
+        state.x.get(self.verts[local as usize] as usize)
+    }
+
+    /// Unit outward normal of face `f`.
+    fn face_normal(&self, state: &State, f: usize) -> DVec3 {
+        let [a, b, c] = self.faces[f].map(|v| self.pos(state, v));
+        if self.planar {
+            let d = b - a;
+            DVec3::new(d.y, -d.x, 0.0).normalize_or_zero()
+        } else {
+            (b - a).cross(c - a).normalize_or_zero()
+        }
+    }
+
+    /// Angle-weighted pseudo-normal of local vertex `v` (plain sum of the two edge
+    /// normals in 2D).
+    fn vertex_normal(&self, state: &State, v: u32) -> DVec3 {
+        let range = self.fan_start[v as usize] as usize..self.fan_start[v as usize + 1] as usize;
+        let mut n = DVec3::ZERO;
+        for &f in &self.fan[range] {
+            let nf = self.face_normal(state, f as usize);
+            if self.planar {
+                n += nf;
+                continue;
+            }
+            let t = self.faces[f as usize];
+            let k = t.iter().position(|&u| u == v).unwrap_or(0);
+            let p = self.pos(state, v);
+            let (e1, e2) = (self.pos(state, t[(k + 1) % 3]) - p, self.pos(state, t[(k + 2) % 3]) - p);
+            let angle = e1.cross(e2).length().atan2(e1.dot(e2));
+            n += angle * nf;
+        }
+        n.normalize_or_zero()
+    }
+
+    /// Closest feature of face `f` to `p`.
+    fn closest_on_face(&self, state: &State, f: usize, p: DVec3) -> Closest {
+        let t = self.faces[f];
+        let [a, b, c] = t.map(|v| self.pos(state, v));
+        if self.planar {
+            let d = b - a;
+            let len2 = d.length_squared();
+            let s = if len2 > 0.0 { ((p - a).dot(d) / len2).clamp(0.0, 1.0) } else { 0.0 };
+            let point = a + d * s;
+            let (verts, weights, normal) = if s <= 0.0 {
+                ([t[0]; 3], [1.0, 0.0, 0.0], self.vertex_normal(state, t[0]))
+            } else if s >= 1.0 {
+                ([t[1]; 3], [1.0, 0.0, 0.0], self.vertex_normal(state, t[1]))
+            } else {
+                ([t[0], t[1], t[1]], [1.0 - s, s, 0.0], self.face_normal(state, f))
+            };
+            return Closest { point, verts, weights, normal, dist2: (p - point).length_squared() };
+        }
+        let (bary, feature) = closest_barycentric(p, a, b, c);
+        let point = a * bary[0] + b * bary[1] + c * bary[2];
+        let (verts, weights, normal) = match feature {
+            Feature::Face => (t, bary, self.face_normal(state, f)),
+            Feature::Vertex(k) => ([t[k]; 3], [1.0, 0.0, 0.0], self.vertex_normal(state, t[k])),
+            Feature::Edge(k) => {
+                let (i, j) = (k, (k + 1) % 3);
+                let other = self.adjacent[f][k] as usize;
+                let n = (self.face_normal(state, f) + self.face_normal(state, other)).normalize_or_zero();
+                ([t[i], t[j], t[j]], [bary[i], bary[j], 0.0], n)
+            }
+        };
+        Closest { point, verts, weights, normal, dist2: (p - point).length_squared() }
+    }
+
+    /// The violation C = (x − c)·n + m of pair `k` at `state` (≤ 0 when satisfied),
+    /// and the closest feature.
+    fn violation(&self, state: &State, k: usize) -> (f64, Closest) {
+        let (inner, partner, m) = self.pairs[k];
+        let p = state.x.get(inner as usize);
+        let range = self.fan_start[partner as usize] as usize..self.fan_start[partner as usize + 1] as usize;
+        let mut best: Option<Closest> = None;
+        for &f in &self.fan[range] {
+            let c = self.closest_on_face(state, f as usize, p);
+            if best.is_none_or(|b| c.dist2 < b.dist2) {
+                best = Some(c);
+            }
+        }
+        let best = best.expect("every surface vertex has a face");
+        ((p - best.point).dot(best.normal) + m, best)
+    }
+
+    /// Largest violation C over all pairs at `state`, m (≤ 0 when every inner
+    /// particle is inside with its margin).
+    #[must_use]
+    pub fn max_violation(&self, state: &State) -> f64 {
+        (0..self.pairs.len()).map(|k| self.violation(state, k).0).fold(f64::NEG_INFINITY, f64::max)
+    }
+}
+
+/// Distinct vertices of a stored face (a segment repeats its second end).
+fn unique(f: &[u32; 3], planar: bool) -> &[u32] {
+    if planar { &f[..2] } else { &f[..] }
+}
+
+/// Which part of a triangle a closest point lies on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Feature {
+    /// The interior.
+    Face,
+    /// Edge k, from vertex k to vertex k + 1 (mod 3).
+    Edge(usize),
+    /// Vertex k.
+    Vertex(usize),
+}
+
+/// Barycentric weights of the point of triangle abc closest to p, and its feature
+/// (Ericson, Real-Time Collision Detection §5.1.5: Voronoi regions in turn).
+fn closest_barycentric(p: DVec3, a: DVec3, b: DVec3, c: DVec3) -> ([f64; 3], Feature) {
+    let (ab, ac, ap) = (b - a, c - a, p - a);
+    let (d1, d2) = (ab.dot(ap), ac.dot(ap));
+    if d1 <= 0.0 && d2 <= 0.0 {
+        return ([1.0, 0.0, 0.0], Feature::Vertex(0));
+    }
+    let bp = p - b;
+    let (d3, d4) = (ab.dot(bp), ac.dot(bp));
+    if d3 >= 0.0 && d4 <= d3 {
+        return ([0.0, 1.0, 0.0], Feature::Vertex(1));
+    }
+    let vc = d1 * d4 - d3 * d2;
+    if vc <= 0.0 && d1 >= 0.0 && d3 <= 0.0 {
+        let s = d1 / (d1 - d3);
+        return ([1.0 - s, s, 0.0], Feature::Edge(0));
+    }
+    let cp = p - c;
+    let (d5, d6) = (ab.dot(cp), ac.dot(cp));
+    if d6 >= 0.0 && d5 <= d6 {
+        return ([0.0, 0.0, 1.0], Feature::Vertex(2));
+    }
+    let vb = d5 * d2 - d1 * d6;
+    if vb <= 0.0 && d2 >= 0.0 && d6 <= 0.0 {
+        let s = d2 / (d2 - d6);
+        return ([1.0 - s, 0.0, s], Feature::Edge(2));
+    }
+    let va = d3 * d6 - d5 * d4;
+    if va <= 0.0 && (d4 - d3) >= 0.0 && (d5 - d6) >= 0.0 {
+        let s = (d4 - d3) / ((d4 - d3) + (d5 - d6));
+        return ([0.0, 1.0 - s, s], Feature::Edge(1));
+    }
+    let denom = va + vb + vc;
+    if denom.abs() < f64::MIN_POSITIVE {
+        // A degenerate (zero-area) face: its vertex a stands in.
+        return ([1.0, 0.0, 0.0], Feature::Vertex(0));
+    }
+    let (v, w) = (vb / denom, vc / denom);
+    ([1.0 - v - w, v, w], Feature::Face)
+}
+
+impl Constraint for Containment {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn project(&mut self, ctx: &ConstraintContext<'_>, state: &mut State) {
+        let w = &ctx.particles.inv_mass;
+        let (mut corrections, mut worst) = (0, f64::NEG_INFINITY);
+        for k in 0..self.pairs.len() {
+            let (c, feat) = self.violation(state, k);
+            worst = worst.max(c);
+            if c <= 0.0 || feat.normal == DVec3::ZERO {
+                continue;
+            }
+            let inner = self.pairs[k].0 as usize;
+            let globals = feat.verts.map(|v| self.verts[v as usize] as usize);
+            let wi = w[inner];
+            let denom = wi + (0..3).map(|s| feat.weights[s] * feat.weights[s] * w[globals[s]]).sum::<f64>();
+            if denom == 0.0 {
+                continue;
+            }
+            corrections += 1;
+            let n = feat.normal;
+            let lambda = c / denom;
+            state.x.add(inner, -wi * lambda * n);
+            for s in 0..3 {
+                if feat.weights[s] != 0.0 {
+                    state.x.add(globals[s], feat.weights[s] * w[globals[s]] * lambda * n);
+                }
+            }
+            let surface_v: DVec3 = (0..3).map(|s| feat.weights[s] * state.v.get(globals[s])).sum();
+            let u = (state.v.get(inner) - surface_v).dot(n);
+            if u > 0.0 {
+                let j = u / denom;
+                state.v.add(inner, -wi * j * n);
+                for s in 0..3 {
+                    if feat.weights[s] != 0.0 {
+                        state.v.add(globals[s], feat.weights[s] * w[globals[s]] * j * n);
+                    }
+                }
+            }
+        }
+        self.corrections = corrections;
+        self.worst = worst;
+    }
+
+    /// Corrections and the largest violation (m) found in the last projection.
+    fn stats(&self) -> Vec<(&'static str, f64)> {
+        vec![("corrections", self.corrections as f64), ("worst_violation", self.worst)]
+    }
+}
