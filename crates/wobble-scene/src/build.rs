@@ -24,6 +24,9 @@ pub struct BuiltBody {
     pub particles: Range<usize>,
     /// Grid layout, if it has one.
     pub grid: Grid,
+    /// Inner-layer particles of a two-layer body (empty otherwise): colliders skip
+    /// them (004 §4.6).
+    pub inner: Range<usize>,
 }
 
 /// The grid layout of a body, for `grid` selections and named edges.
@@ -95,6 +98,14 @@ impl Scene {
             b.drive(&d.name, particles, d.motion).map_err(|e| self.err(d.span.clone(), &e))?;
         }
         b.constraints.extend(body_constraints);
+        // Colliders act on every particle but inner layers (004 §4.6).
+        let outer_only = bodies.iter().any(|x| !x.inner.is_empty()).then(|| {
+            let mut mask = vec![true; b.particle_count()];
+            for x in &bodies {
+                mask[x.inner.clone()].fill(false);
+            }
+            mask
+        });
         for c in &self.colliders {
             let list = match c.shape {
                 ColliderShape::Single(shape) => vec![Collider::new(&c.name, shape, c.surface)],
@@ -108,6 +119,7 @@ impl Scene {
             };
             for mut collider in list {
                 collider.motion = c.motion;
+                collider.only.clone_from(&outer_only);
                 b.add_constraint(collider);
             }
         }
@@ -166,6 +178,7 @@ impl Scene {
             SceneError::new(&self.source, span, message)
         };
         let first = b.particle_count();
+        let mut inner = first..first;
         let grid = match &spec.shape {
             BodyShape::Chain(c) => {
                 c.build(b, &spec.name).map_err(at)?;
@@ -173,6 +186,10 @@ impl Scene {
             }
             BodyShape::Cloth(c) => Grid::Cloth(c.build(b, &spec.name).map_err(at)?),
             BodyShape::Lattice(l) => Grid::Lattice(l.build(b, &spec.name).map_err(at)?),
+            BodyShape::Pair(_) | BodyShape::Ring(_) | BodyShape::PressureSphere(_) | BodyShape::PressureMesh(_) => {
+                inner = crate::twolayer::build(self, b, spec, &at)?;
+                Grid::None
+            }
             BodyShape::Ball(ball) => {
                 ball.build(b, &spec.name).map_err(at)?;
                 Grid::None
@@ -203,7 +220,7 @@ impl Scene {
                 Grid::None
             }
         };
-        Ok(BuiltBody { name: spec.name.clone(), particles: first..b.particle_count(), grid })
+        Ok(BuiltBody { name: spec.name.clone(), particles: first..b.particle_count(), grid, inner })
     }
 
     /// The particles `sel` picks out of `body`.

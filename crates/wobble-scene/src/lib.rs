@@ -27,6 +27,7 @@ mod build;
 pub mod doc;
 pub mod error;
 mod scene;
+pub mod twolayer;
 
 pub use build::{Built, BuiltBody, Grid};
 pub use error::{SceneError, Source};

@@ -174,10 +174,19 @@ pub enum BodyShape {
     },
     /// `type = "ball"`.
     Ball(Ball),
+    /// `type = "pair"`: the thesis's 1D object (two particles, one spring).
+    Pair(wobble::build::pair::Pair),
+    /// `type = "ring"`: the thesis's 2D object, one or two layers, with gas.
+    Ring(wobble::build::ring::Ring),
+    /// `type = "pressure-sphere"`: the thesis's 3D object, one or two layers.
+    PressureSphere(wobble::build::twolayer::PressureSphere),
+    /// `type = "pressure-mesh"`: a closed OBJ surface as a pressure body.
+    PressureMesh(crate::twolayer::PressureMeshSpec),
 }
 
 /// Body type names, for messages.
-pub const BODY_TYPES: [&str; 5] = ["chain", "cloth", "lattice", "mesh", "ball"];
+pub const BODY_TYPES: [&str; 9] =
+    ["chain", "cloth", "lattice", "mesh", "ball", "pair", "ring", "pressure-sphere", "pressure-mesh"];
 
 /// A set of particles of one body.
 #[derive(Clone, Debug, PartialEq, Default)]
@@ -421,7 +430,7 @@ fn read_spring(t: &Table<'_, '_>, default: SpringParams) -> Result<SpringParams,
 /// Reads `[body.springs]`: one entry per kind the builder supports. Returns, per
 /// kind, `Some(params)` (present), or the builder default; a kind given as `false`
 /// is switched off.
-fn read_springs(
+pub(crate) fn read_springs(
     body: &Table<'_, '_>,
     kinds: &[(SpringKind, Option<SpringParams>)],
 ) -> Result<BTreeMap<SpringKind, Option<SpringParams>>, SceneError> {
@@ -581,6 +590,7 @@ fn read_body(t: &Table<'_, '_>) -> Result<BodySpec, SceneError> {
                 particle_radius: radius,
             })
         }
+        "pair" | "ring" | "pressure-sphere" | "pressure-mesh" => crate::twolayer::read(t, kind, origin, radius)?,
         other => {
             let err = t.error(t.span_of("type"), format!("unknown body type `{other}`"));
             return Err(match nearest(other, BODY_TYPES) {

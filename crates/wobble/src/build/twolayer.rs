@@ -471,7 +471,12 @@ impl PressureMesh {
                     let [p, q, r] = t.map(|i| inner[i as usize]);
                     (b - a).cross(c - a).dot((q - p).cross(r - p)) <= 0.0
                 });
-                check(!folded, name, "thickness", d, "folds the inner layer over; use a smaller thickness")?;
+                // An offset beyond the centre turns the layer inside out without
+                // turning its faces: its volume then comes out negative.
+                let v_inner = ClosedSurface::Triangles(tris.clone()).measure(&Vec3s::from_vecs(&inner));
+                let v_outer = ClosedSurface::Triangles(tris.clone()).measure(&Vec3s::from_vecs(&outer));
+                let inverted = !(v_inner > 0.0 && v_inner < v_outer);
+                check(!folded && !inverted, name, "thickness", d, "folds the inner layer over; use a smaller thickness")?;
                 Some(inner)
             }
         };

@@ -4,23 +4,25 @@
 //!
 //! # What is projected
 //! Inner particle i has a partner o(i) on the outer surface (the outer particle of
-//! the same index, joined to it by a radius spring). Its *patch* is the fan of
-//! outer faces around o(i) (the two outer segments at o(i) for a 2D ring). Let c be
-//! the point of the patch closest to x_i, lying on a feature — a face interior, an
-//! edge or a vertex — with barycentric weights b_k on that feature's vertices, and
-//! let n be the feature's outward unit pseudo-normal: the face normal; on an edge
-//! the normalised sum of its two faces' normals; at a vertex the angle-weighted
-//! normal of all faces around it (Bærentzen & Aanæs 2005: with these normals the
-//! sign of (x − c)·n tells inside from outside whenever c is the closest surface
-//! point). The constraint is
+//! the same index, joined to it by a radius spring). Its *candidates* are the outer
+//! faces around o(i) (the two outer segments at o(i) for a 2D ring) and every other
+//! outer face that comes within the margin m_i of x_i (found through a grid of
+//! cells rebuilt at each projection, so a flattened body's inner particles also see
+//! the opposite skin). Let c be the candidate point closest to x_i, lying on a
+//! feature — a face interior, an edge or a vertex — with barycentric weights b_k on
+//! that feature's vertices, and let n be the feature's outward unit pseudo-normal:
+//! the face normal; on an edge the normalised sum of its two faces' normals; at a
+//! vertex the angle-weighted normal of all faces around it (Bærentzen & Aanæs 2005:
+//! with these normals the sign of (x − c)·n tells inside from outside whenever c is
+//! the closest surface point). The constraint is
 //!
 //! ```text
 //! C = (x_i − c) · n + m_i ≤ 0
 //! ```
 //!
-//! with m_i a margin (m): the particle stays at least m_i below the tangent plane
-//! of its closest feature. A violation is removed as a point–feature contact in
-//! position-based dynamics: with inverse masses w,
+//! the particle stays at least m_i below the tangent plane of its closest feature.
+//! A violation is removed as a point–feature contact in position-based dynamics:
+//! with inverse masses w,
 //!
 //! ```text
 //! λ = C / (w_i + Σ_k b_k² w_k),   Δx_i = −w_i λ n,   Δx_k = +b_k w_k λ n,
@@ -33,11 +35,11 @@
 //! contact): linear momentum is conserved. The outer layer is pushed outward by its
 //! inner layer as a real lining would push its skin.
 //!
-//! The patch is local, so the cost is a few closest-point queries per inner
-//! particle. It sees the outer surface near the partner only: an inner particle that
-//! has slid sideways past the whole fan is measured against the fan's rim. The radius
-//! and shear springs keep inner particles under their partners, and the tests check
-//! containment globally (winding number) in the drop scenes.
+//! A particle is caught when it comes within its margin of any face, or anywhere
+//! near its partner; one that crossed a distant face by more than its margin in a
+//! single step would be missed, which needs a speed above m_i / h (10 m/s for the
+//! default sphere at h = 1 ms). The tests check containment globally (winding
+//! number) in the drop scenes.
 
 use glam::DVec3;
 
@@ -83,6 +85,15 @@ pub struct Containment {
     fan: Vec<u32>,
     /// (inner particle, local index of its partner, margin m).
     pairs: Vec<(u32, u32, f64)>,
+    /// Largest margin, m.
+    max_margin: f64,
+    /// Scratch: (cell key, face) for every cell each face's margin-inflated box
+    /// touches, sorted; rebuilt at each projection.
+    cells: Vec<(u64, u32)>,
+    /// Scratch: margin-inflated box of each face.
+    boxes: Vec<(DVec3, DVec3)>,
+    /// Cell edge length of the last rebuild, m.
+    cell_size: f64,
     /// Inner particles moved in the last projection.
     pub corrections: usize,
     /// Largest violation C found in the last projection, m (≤ 0 when none).
@@ -140,13 +151,14 @@ impl Containment {
                 }
             }
         }
-        let pairs = pairs
+        let pairs: Vec<(u32, u32, f64)> = pairs
             .iter()
             .map(|&(inner, partner)| {
                 let m = margin_fraction * x.get(inner).distance(x.get(partner));
                 (inner as u32, local(partner as u32), m)
             })
             .collect();
+        let max_margin = pairs.iter().map(|p| p.2).fold(0.0, f64::max);
         Ok(Self {
             name: name.to_owned(),
             verts,
@@ -156,6 +168,10 @@ impl Containment {
             fan_start,
             fan,
             pairs,
+            max_margin,
+            cells: Vec::new(),
+            boxes: Vec::new(),
+            cell_size: 1.0,
             corrections: 0,
             worst: f64::NEG_INFINITY,
         })
@@ -242,17 +258,71 @@ impl Containment {
         Closest { point, verts, weights, normal, dist2: (p - point).length_squared() }
     }
 
+    /// Rebuilds the cell grid: each face's box, inflated by the largest margin,
+    /// registered in every cell it touches; cells as large as the largest box, so a
+    /// box touches at most 2 × 2 × 2 cells.
+    fn rebuild_cells(&mut self, state: &State) {
+        self.boxes.clear();
+        let mut size: f64 = 0.0;
+        for f in 0..self.faces.len() {
+            let [a, b, c] = self.faces[f].map(|v| self.pos(state, v));
+            let (lo, hi) = (a.min(b).min(c) - self.max_margin, a.max(b).max(c) + self.max_margin);
+            let extent = (hi - lo).max_element();
+            if extent.is_finite() {
+                size = size.max(extent);
+            }
+            self.boxes.push((lo, hi));
+        }
+        self.cell_size = if size.is_finite() && size > 0.0 { size } else { 1.0 };
+        self.cells.clear();
+        for (f, &(lo, hi)) in self.boxes.iter().enumerate() {
+            // A non-finite box (a state that is blowing up, about to be reported by
+            // the world's health check) registers nowhere; every other box spans at
+            // most two cells per axis, the clamp only guards against rounding.
+            if !(lo.is_finite() && hi.is_finite()) {
+                continue;
+            }
+            let (c0, c1) = (cell_of(lo, self.cell_size), cell_of(hi, self.cell_size));
+            let c1 = [0, 1, 2].map(|a| c1[a].min(c0[a].saturating_add(2)));
+            for i in c0[0]..=c1[0] {
+                for j in c0[1]..=c1[1] {
+                    for k in c0[2]..=c1[2] {
+                        self.cells.push((cell_key([i, j, k]), f as u32));
+                    }
+                }
+            }
+        }
+        self.cells.sort_unstable();
+    }
+
     /// The violation C = (x − c)·n + m of pair `k` at `state` (≤ 0 when satisfied),
-    /// and the closest feature.
-    fn violation(&self, state: &State, k: usize) -> (f64, Closest) {
+    /// and the closest feature, over the partner's fan and (with `near`) the faces
+    /// whose inflated boxes contain the particle.
+    fn violation(&self, state: &State, k: usize, near: bool) -> (f64, Closest) {
         let (inner, partner, m) = self.pairs[k];
         let p = state.x.get(inner as usize);
         let range = self.fan_start[partner as usize] as usize..self.fan_start[partner as usize + 1] as usize;
         let mut best: Option<Closest> = None;
-        for &f in &self.fan[range] {
-            let c = self.closest_on_face(state, f as usize, p);
+        let mut consider = |f: usize| {
+            let c = self.closest_on_face(state, f, p);
             if best.is_none_or(|b| c.dist2 < b.dist2) {
                 best = Some(c);
+            }
+        };
+        for &f in &self.fan[range.clone()] {
+            consider(f as usize);
+        }
+        if near {
+            let key = cell_key(cell_of(p, self.cell_size));
+            let start = self.cells.partition_point(|&(c, _)| c < key);
+            for &(c, f) in &self.cells[start..] {
+                if c != key {
+                    break;
+                }
+                let (lo, hi) = self.boxes[f as usize];
+                if p.cmpge(lo).all() && p.cmple(hi).all() && !self.fan[range.clone()].contains(&f) {
+                    consider(f as usize);
+                }
             }
         }
         let best = best.expect("every surface vertex has a face");
@@ -263,8 +333,22 @@ impl Containment {
     /// particle is inside with its margin).
     #[must_use]
     pub fn max_violation(&self, state: &State) -> f64 {
-        (0..self.pairs.len()).map(|k| self.violation(state, k).0).fold(f64::NEG_INFINITY, f64::max)
+        let mut probe = self.clone();
+        probe.rebuild_cells(state);
+        (0..self.pairs.len()).map(|k| probe.violation(state, k, true).0).fold(f64::NEG_INFINITY, f64::max)
     }
+}
+
+/// The cell containing `p` for cells of edge `size`.
+fn cell_of(p: DVec3, size: f64) -> [i64; 3] {
+    (p / size).floor().to_array().map(|c| c as i64)
+}
+
+/// A 64-bit key for a cell: 21 bits per coordinate (cells further apart than 2²⁰
+/// share keys, which only adds candidates that the box test then rejects).
+fn cell_key(c: [i64; 3]) -> u64 {
+    let m = (1u64 << 21) - 1;
+    ((c[0] as u64 & m) << 42) | ((c[1] as u64 & m) << 21) | (c[2] as u64 & m)
 }
 
 /// Distinct vertices of a stored face (a segment repeats its second end).
@@ -333,8 +417,9 @@ impl Constraint for Containment {
     fn project(&mut self, ctx: &ConstraintContext<'_>, state: &mut State) {
         let w = &ctx.particles.inv_mass;
         let (mut corrections, mut worst) = (0, f64::NEG_INFINITY);
+        self.rebuild_cells(state);
         for k in 0..self.pairs.len() {
-            let (c, feat) = self.violation(state, k);
+            let (c, feat) = self.violation(state, k, true);
             worst = worst.max(c);
             if c <= 0.0 || feat.normal == DVec3::ZERO {
                 continue;
