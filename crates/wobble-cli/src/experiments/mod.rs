@@ -10,6 +10,12 @@ use std::path::{Path, PathBuf};
 pub mod bounce;
 pub mod cloth_constraints;
 pub mod integrator_convergence;
+pub mod sphere_volume;
+pub mod thesis;
+pub mod twolayer_collapse;
+pub mod twolayer_inertia;
+pub mod twolayer_integrators;
+pub mod twolayer_stability;
 pub mod verlet_emitter;
 
 /// What an experiment produced.
@@ -43,6 +49,11 @@ pub fn registry() -> Vec<Experiment> {
         bounce::EXPERIMENT,
         verlet_emitter::EXPERIMENT,
         cloth_constraints::EXPERIMENT,
+        twolayer_stability::EXPERIMENT,
+        twolayer_collapse::EXPERIMENT,
+        twolayer_inertia::EXPERIMENT,
+        twolayer_integrators::EXPERIMENT,
+        sphere_volume::EXPERIMENT,
     ]
 }
 

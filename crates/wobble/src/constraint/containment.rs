@@ -52,6 +52,11 @@ use crate::model::State;
 /// the skin by more than a typical step's collision correction.
 pub const DEFAULT_MARGIN_FRACTION: f64 = 0.1;
 
+/// Up to this many (face, inner particle) pairs every face's box is tested
+/// directly; above it, through the cell grid (the grid's sort costs more than a
+/// few thousand box tests).
+const BRUTE_FORCE_PAIRS: usize = 4096;
+
 /// The feature of a patch closest to a point.
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct Closest {
@@ -94,6 +99,10 @@ pub struct Containment {
     boxes: Vec<(DVec3, DVec3)>,
     /// Cell edge length of the last rebuild, m.
     cell_size: f64,
+    /// Scratch: unit outward normal of each face at the last rebuild.
+    face_normals: Vec<DVec3>,
+    /// Scratch: pseudo-normal of each surface vertex at the last rebuild.
+    vertex_normals: Vec<DVec3>,
     /// Inner particles moved in the last projection.
     pub corrections: usize,
     /// Largest violation C found in the last projection, m (≤ 0 when none).
@@ -172,6 +181,8 @@ impl Containment {
             cells: Vec::new(),
             boxes: Vec::new(),
             cell_size: 1.0,
+            face_normals: Vec::new(),
+            vertex_normals: Vec::new(),
             corrections: 0,
             worst: f64::NEG_INFINITY,
         })
@@ -193,8 +204,8 @@ impl Containment {
         state.x.get(self.verts[local as usize] as usize)
     }
 
-    /// Unit outward normal of face `f`.
-    fn face_normal(&self, state: &State, f: usize) -> DVec3 {
+    /// Unit outward normal of face `f`, computed.
+    fn compute_face_normal(&self, state: &State, f: usize) -> DVec3 {
         let [a, b, c] = self.faces[f].map(|v| self.pos(state, v));
         if self.planar {
             let d = b - a;
@@ -205,12 +216,12 @@ impl Containment {
     }
 
     /// Angle-weighted pseudo-normal of local vertex `v` (plain sum of the two edge
-    /// normals in 2D).
-    fn vertex_normal(&self, state: &State, v: u32) -> DVec3 {
+    /// normals in 2D), from the face normals of the last rebuild.
+    fn compute_vertex_normal(&self, state: &State, v: u32) -> DVec3 {
         let range = self.fan_start[v as usize] as usize..self.fan_start[v as usize + 1] as usize;
         let mut n = DVec3::ZERO;
         for &f in &self.fan[range] {
-            let nf = self.face_normal(state, f as usize);
+            let nf = self.face_normals[f as usize];
             if self.planar {
                 n += nf;
                 continue;
@@ -235,33 +246,43 @@ impl Containment {
             let s = if len2 > 0.0 { ((p - a).dot(d) / len2).clamp(0.0, 1.0) } else { 0.0 };
             let point = a + d * s;
             let (verts, weights, normal) = if s <= 0.0 {
-                ([t[0]; 3], [1.0, 0.0, 0.0], self.vertex_normal(state, t[0]))
+                ([t[0]; 3], [1.0, 0.0, 0.0], self.vertex_normals[t[0] as usize])
             } else if s >= 1.0 {
-                ([t[1]; 3], [1.0, 0.0, 0.0], self.vertex_normal(state, t[1]))
+                ([t[1]; 3], [1.0, 0.0, 0.0], self.vertex_normals[t[1] as usize])
             } else {
-                ([t[0], t[1], t[1]], [1.0 - s, s, 0.0], self.face_normal(state, f))
+                ([t[0], t[1], t[1]], [1.0 - s, s, 0.0], self.face_normals[f])
             };
             return Closest { point, verts, weights, normal, dist2: (p - point).length_squared() };
         }
         let (bary, feature) = closest_barycentric(p, a, b, c);
         let point = a * bary[0] + b * bary[1] + c * bary[2];
         let (verts, weights, normal) = match feature {
-            Feature::Face => (t, bary, self.face_normal(state, f)),
-            Feature::Vertex(k) => ([t[k]; 3], [1.0, 0.0, 0.0], self.vertex_normal(state, t[k])),
+            Feature::Face => (t, bary, self.face_normals[f]),
+            Feature::Vertex(k) => ([t[k]; 3], [1.0, 0.0, 0.0], self.vertex_normals[t[k] as usize]),
             Feature::Edge(k) => {
                 let (i, j) = (k, (k + 1) % 3);
                 let other = self.adjacent[f][k] as usize;
-                let n = (self.face_normal(state, f) + self.face_normal(state, other)).normalize_or_zero();
+                let n = (self.face_normals[f] + self.face_normals[other]).normalize_or_zero();
                 ([t[i], t[j], t[j]], [bary[i], bary[j], 0.0], n)
             }
         };
         Closest { point, verts, weights, normal, dist2: (p - point).length_squared() }
     }
 
-    /// Rebuilds the cell grid: each face's box, inflated by the largest margin,
+    /// Recomputes the face and vertex normals and rebuilds the cell grid: each face's box, inflated by the largest margin,
     /// registered in every cell it touches; cells as large as the largest box, so a
     /// box touches at most 2 × 2 × 2 cells.
     fn rebuild_cells(&mut self, state: &State) {
+        self.face_normals.clear();
+        for f in 0..self.faces.len() {
+            let n = self.compute_face_normal(state, f);
+            self.face_normals.push(n);
+        }
+        self.vertex_normals.clear();
+        for v in 0..self.verts.len() {
+            let n = self.compute_vertex_normal(state, v as u32);
+            self.vertex_normals.push(n);
+        }
         self.boxes.clear();
         let mut size: f64 = 0.0;
         for f in 0..self.faces.len() {
@@ -275,6 +296,10 @@ impl Containment {
         }
         self.cell_size = if size.is_finite() && size > 0.0 { size } else { 1.0 };
         self.cells.clear();
+        if self.faces.len() * self.pairs.len() <= BRUTE_FORCE_PAIRS {
+            // Small bodies: testing every box is cheaper than sorting cells.
+            return;
+        }
         for (f, &(lo, hi)) in self.boxes.iter().enumerate() {
             // A non-finite box (a state that is blowing up, about to be reported by
             // the world's health check) registers nowhere; every other box spans at
@@ -312,7 +337,13 @@ impl Containment {
         for &f in &self.fan[range.clone()] {
             consider(f as usize);
         }
-        if near {
+        if near && self.cells.is_empty() {
+            for (f, &(lo, hi)) in self.boxes.iter().enumerate() {
+                if p.cmpge(lo).all() && p.cmple(hi).all() && !self.fan[range.clone()].contains(&(f as u32)) {
+                    consider(f);
+                }
+            }
+        } else if near {
             let key = cell_key(cell_of(p, self.cell_size));
             let start = self.cells.partition_point(|&(c, _)| c < key);
             for &(c, f) in &self.cells[start..] {
