@@ -274,3 +274,46 @@ fn experiments_write_data_plots_and_a_summary() {
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o).contains("did you mean `integrator-convergence`?"), "{}", text(&o));
 }
+
+#[test]
+fn thesis_experiments_write_data_plots_and_verdicts() {
+    // The 004 experiments. sphere-volume and twolayer-inertia must PASS (counts,
+    // convergence order, momentum, the rigid-layer model); twolayer-stability and
+    // twolayer-collapse report the thesis's claims as measured, whatever the
+    // verdict; twolayer-integrators times runs, so only its data are checked here.
+    let out = tmp("thesis");
+    for (name, strict, csv, header) in [
+        ("sphere-volume", true, "spheres.csv", "family,vertices,edges,faces,euler_characteristic"),
+        ("twolayer-inertia", true, "pushes.csv", "time,inner_x,outer_x,body_x,separation,model"),
+        ("twolayer-collapse", false, "collapse.csv", "time,a_volume,a_shape,b_volume"),
+        ("twolayer-stability", false, "stability.csv", "object,method,dt,survived,blowup_step"),
+        ("twolayer-integrators", false, "integrators.csv", "method,evaluations,contact_time"),
+    ] {
+        let mut args = vec!["experiment", name, "--out", out.to_str().unwrap()];
+        if strict {
+            args.push("--strict");
+        }
+        let o = wobble(&args);
+        assert!(o.status.success(), "{name}: {}", text(&o));
+        let dir = out.join(name);
+        let md = std::fs::read_to_string(dir.join("summary.md")).unwrap();
+        assert!(md.contains("**Claim tested:**") && md.contains("**Result: "), "{name}: {md}");
+        if strict {
+            assert!(md.contains("**Result: PASS**"), "{name}: {md}");
+        }
+        let data = std::fs::read_to_string(dir.join(csv)).unwrap();
+        assert!(data.starts_with(header), "{name}: {}", &data[..data.len().min(200)]);
+        let pngs: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .filter(|e| e.path().extension().is_some_and(|x| x == "png"))
+            .collect();
+        assert!(!pngs.is_empty(), "{name}: no plot");
+        for p in pngs {
+            assert_eq!(&std::fs::read(p.path()).unwrap()[..8], b"\x89PNG\r\n\x1a\n");
+        }
+    }
+    // The stability table names the step and particle of every blow-up.
+    let md = std::fs::read_to_string(out.join("twolayer-stability/summary.md")).unwrap();
+    assert!(md.contains("**blew up** at step"), "{md}");
+}

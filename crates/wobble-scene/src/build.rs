@@ -151,6 +151,14 @@ impl Scene {
                             ),
                         ));
                     }
+                    if built.inner.contains(&(built.particles.start + index)) {
+                        return Err(SceneError::new(
+                            &self.source,
+                            d.span.clone(),
+                            format!("particle {index} of body `{body}` is on its inner layer; drags take outer particles (004 §4.4)"),
+                        )
+                        .with_help(format!("outer particles are 0..{}", built.inner.start - built.particles.start)));
+                    }
                     PickTarget::Particle(built.particles.start + index)
                 }
             };

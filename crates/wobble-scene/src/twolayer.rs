@@ -47,7 +47,12 @@ pub const TYPES: [&str; 4] = ["pair", "ring", "pressure-sphere", "pressure-mesh"
 
 /// Reads the body table `t` of type `kind` (one of [`TYPES`]); `origin` and
 /// `particle_radius` are the common keys already read.
-pub(crate) fn read(t: &Table<'_, '_>, kind: &str, origin: DVec3, particle_radius: f64) -> Result<BodyShape, SceneError> {
+pub(crate) fn read(
+    t: &Table<'_, '_>,
+    kind: &str,
+    origin: DVec3,
+    particle_radius: f64,
+) -> Result<BodyShape, SceneError> {
     if t.has("mass") {
         return Err(t
             .error(t.span_of("mass"), format!("a `{kind}` body sets masses per particle, not a total `mass`"))

@@ -69,10 +69,9 @@ fn defaults_are_the_thesis_parameters() {
     // 004 §7.2.1: KS 800, KD 15, RKS 700, RKD 50, PRESSURE 20, MASS 1; MKS 150 and
     // MKD 25 for drags. A bare `type = "pressure-sphere"` is a two-layer uniform
     // sphere of level 1 (18 particles per layer), radius 0.5 m, inner radius 0.4 m.
-    let mut built = build(
-        "[[body]]\ntype = \"pressure-sphere\"\n[[drag]]\nnear = [0, 1, 0]\nby = [0, 0.1, 0]\nend = 1.0\n",
-    )
-    .unwrap();
+    let mut built =
+        build("[[body]]\ntype = \"pressure-sphere\"\n[[drag]]\nnear = [0, 1, 0]\nby = [0, 0.1, 0]\nend = 1.0\n")
+            .unwrap();
     let params = built.world.parameters();
     let value = |key: &str| params.iter().find(|p| p.key == key).unwrap_or_else(|| panic!("no {key}")).value;
     let body = "pressure-sphere";
@@ -168,6 +167,12 @@ fn bad_thesis_body_keys_get_located_errors_with_advice() {
     expect("[[body]]\ntype = \"ring\"\npressure = -1\n", 3, 12, &["`pressure` = -1 must be finite and ≥ 0"]);
     expect("[[body]]\ntype = \"pair\"\nmasses = [1, 0]\n", 3, 10, &["two positive numbers"]);
     expect("[[body]]\ntype = \"ring\"\ncount = 2\n", 3, 9, &["at least 3"]);
+    expect(
+        "[[body]]\ntype = \"ring\"\n[[drag]]\nbody = \"ring\"\nparticle = 12\nby = [0, 1, 0]\nend = 1\n",
+        3,
+        1,
+        &["inner layer", "outer particles are 0..10"],
+    );
     expect(
         "[[body]]\ntype = \"pressure-mesh\"\nfile = \"meshes/icosahedron.obj\"\nthickness = 5\n",
         4,

@@ -103,9 +103,12 @@ fn ring_and_pair_counts_match_the_thesis_objects() {
     let h = Ring::default().build(&mut b, "ring").unwrap();
     assert_eq!((h.outer.len(), h.inner.len()), (10, 10));
     let net = SpringNetwork::new(&b.springs, b.particle_count()).unwrap();
-    for (kind, n) in
-        [(SpringKind::Structural, 20), (SpringKind::Radius, 10), (SpringKind::ShearLeft, 10), (SpringKind::ShearRight, 10)]
-    {
+    for (kind, n) in [
+        (SpringKind::Structural, 20),
+        (SpringKind::Radius, 10),
+        (SpringKind::ShearLeft, 10),
+        (SpringKind::ShearRight, 10),
+    ] {
         assert_eq!(net.count(kind), n, "ring: {kind}");
     }
     assert_eq!(b.topology.lines.len(), 10, "ring outline");
@@ -122,8 +125,8 @@ fn obj_surface_becomes_a_two_layer_pressure_body_with_an_inward_offset() {
     // inner layer is each vertex moved by `thickness` along its unit normal, which
     // for a regular solid centred at the origin is radial, so every inner vertex
     // lies exactly `thickness` closer to the centre (1e-12 relative).
-    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenes/meshes/icosahedron.obj"))
-        .unwrap();
+    let text =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenes/meshes/icosahedron.obj")).unwrap();
     let mesh = obj::parse(&text).unwrap();
     let r0 = mesh.vertices[0].length();
     let mut b = WorldBuilder::new();
@@ -420,7 +423,9 @@ fn two_layer_sphere_dropped_in_a_room_keeps_its_inner_layer_inside() {
     // default parameters dropped 0.5 m onto a floor with gravity, RK4 at 1 ms, 3 s.
     // Checked every step: no inner particle outside the skin (winding number > ½).
     let mut b = WorldBuilder::new();
-    let h = PressureSphere { center: DVec3::new(0.0, 1.0, 0.0), ..PressureSphere::default() }.build(&mut b, "ball").unwrap();
+    let h = PressureSphere { center: DVec3::new(0.0, 1.0, 0.0), ..PressureSphere::default() }
+        .build(&mut b, "ball")
+        .unwrap();
     b.add_force(Gravity::default());
     for mut c in Collider::room(DVec3::new(-2.0, 0.0, -2.0), DVec3::new(2.0, 3.0, 2.0), Surface::default()) {
         c.only = Some(h.outer_mask(b.particle_count()));
@@ -462,5 +467,50 @@ fn normalising_by_spring_count_rounds_a_pressurised_uniform_sphere() {
         };
         let (plain, normalised) = (spread(false), spread(true));
         assert!(normalised < plain, "level {level}: spread {normalised:.5} normalised against {plain:.5} plain");
+    }
+}
+
+#[test]
+fn two_layer_runs_are_bit_identical_for_any_thread_count() {
+    // A level-4 two-layer sphere (2052 particles, above the parallel block size, so
+    // the spring kernel splits the work) landing on a floor: springs in parallel,
+    // gas and containment in face order, colliders per particle. 150 steps of RK4
+    // on 1, 2 and 3 threads must agree bit for bit.
+    let make = || {
+        let mut b = WorldBuilder::new();
+        let h = PressureSphere {
+            center: DVec3::new(0.0, 0.52, 0.0),
+            mesh: SphereMesh::Uniform { level: 4 },
+            ..PressureSphere::default()
+        }
+        .build(&mut b, "ball")
+        .unwrap();
+        b.add_force(Gravity::default());
+        let mut floor =
+            Collider::new("floor", Shape::Plane { point: DVec3::ZERO, normal: DVec3::Y }, Surface::default());
+        floor.only = Some(h.outer_mask(b.particle_count()));
+        b.add_constraint(floor);
+        b.build(params(1e-3, IntegratorKind::Rk4)).unwrap()
+    };
+    let run = |threads: usize| {
+        let mut w = make();
+        support::pool(threads).install(|| w.run(150)).unwrap();
+        w.state
+    };
+    let reference = run(1);
+    let landed = (0..reference.len()).any(|i| reference.x.get(i).y == 0.0);
+    assert!(landed, "the sphere must touch the floor for the test to cover collisions");
+    for threads in [2, 3] {
+        let other = run(threads);
+        let same = reference
+            .x
+            .x
+            .iter()
+            .chain(&reference.x.y)
+            .chain(&reference.x.z)
+            .chain(&reference.v.x)
+            .zip(other.x.x.iter().chain(&other.x.y).chain(&other.x.z).chain(&other.v.x))
+            .all(|(a, b)| a.to_bits() == b.to_bits());
+        assert!(same, "{threads} threads differ from one thread");
     }
 }

@@ -34,6 +34,10 @@ pub const EXPERIMENT: Experiment = Experiment {
     run,
 };
 
+/// A mesh family: name, (longest edge, relative error) and (vertices, volume ratio)
+/// per mesh.
+type Family = (&'static str, Vec<(f64, f64)>, Vec<(f64, f64)>);
+
 /// Stacks of the latitude–longitude family (slices = 2 × stacks).
 const STACKS: [u32; 8] = [2, 3, 4, 6, 8, 16, 32, 64];
 
@@ -54,7 +58,7 @@ fn run(dir: &Path) -> Result<Outcome, String> {
         "| mesh | V | E | F | V − E + F | expected V / E / F | longest edge / r | volume / (4/3 π r³) | relative error |\n|---|---|---|---|---|---|---|---|---|\n",
     );
     let mut rows = Vec::new();
-    let mut families: Vec<(&str, Vec<(f64, f64)>, Vec<(f64, f64)>)> = Vec::new();
+    let mut families: Vec<Family> = Vec::new();
     let mut meshes: Vec<(String, SphereMesh, [usize; 3], usize)> = Vec::new();
     for n in 0..=6u32 {
         let p = 4usize.pow(n);
@@ -91,16 +95,26 @@ fn run(dir: &Path) -> Result<Outcome, String> {
     }
     write_csv(
         &dir.join("spheres.csv"),
-        &["family", "vertices", "edges", "faces", "euler_characteristic", "longest_edge", "volume_ratio", "relative_error"],
+        &[
+            "family",
+            "vertices",
+            "edges",
+            "faces",
+            "euler_characteristic",
+            "longest_edge",
+            "volume_ratio",
+            "relative_error",
+        ],
         &rows,
     )?;
     // Slopes from the finer meshes, where h² dominates the error.
     let slope_of = |pts: &[(f64, f64)]| log_log_slope(&pts[pts.len().saturating_sub(4)..]);
     let (s_uniform, s_latlong) = (slope_of(&families[0].1), slope_of(&families[1].1));
     let slopes_ok = (s_uniform - 2.0).abs() <= 0.15 && (s_latlong - 2.0).abs() <= 0.15;
-    let mut err_chart = Chart::new("Volume error against edge length", "longest edge / radius", "relative volume error")
-        .log_log()
-        .legend(Legend::LowerRight);
+    let mut err_chart =
+        Chart::new("Volume error against edge length", "longest edge / radius", "relative volume error")
+            .log_log()
+            .legend(Legend::LowerRight);
     let mut ratio_chart =
         Chart::new("Enclosed volume by level of detail", "vertices", "volume / (4/3 π r³)").legend(Legend::LowerRight);
     ratio_chart.log_x = true;
@@ -110,7 +124,11 @@ fn run(dir: &Path) -> Result<Outcome, String> {
     }
     let (h_min, h_max) = (1e-2, 2.0);
     let c = families[0].1.last().map_or(1.0, |&(h, e)| e / (h * h));
-    err_chart = err_chart.with(Series::new("∝ h²", vec![(h_min, c * h_min * h_min), (h_max, c * h_max * h_max)], Style::Dashed));
+    err_chart = err_chart.with(Series::new(
+        "∝ h²",
+        vec![(h_min, c * h_min * h_min), (h_max, c * h_max * h_max)],
+        Style::Dashed,
+    ));
     err_chart.save(&dir.join("volume_error.png"))?;
     ratio_chart.save(&dir.join("volume_ratio.png"))?;
     let yes = |b: bool| if b { "holds" } else { "does not hold" };

@@ -146,17 +146,15 @@ fn run(dir: &Path) -> Result<Outcome, String> {
         yes(d),
         match needed {
             Some(n) => format!("With these springs one layer first keeps {HOLDS} of its volume at nRT = {n} J."),
-            None => format!("No gas constant up to {} J keeps one layer above {HOLDS} of its volume.", SWEEP[SWEEP.len() - 1]),
+            None => format!(
+                "No gas constant up to {} J keeps one layer above {HOLDS} of its volume.",
+                SWEEP[SWEEP.len() - 1]
+            ),
         }
     );
     Ok(Outcome {
         passed: a && b && c && d,
         body,
-        files: vec![
-            "collapse.csv".into(),
-            "one_layer_sweep.csv".into(),
-            "volume.png".into(),
-            "shape.png".into(),
-        ],
+        files: vec!["collapse.csv".into(), "one_layer_sweep.csv".into(), "volume.png".into(), "shape.png".into()],
     })
 }

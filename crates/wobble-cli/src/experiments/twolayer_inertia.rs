@@ -129,7 +129,11 @@ fn opposite_pushes(dir: &Path) -> Result<(String, bool, Vec<String>), String> {
         "**(i) Opposite pushes.** Level-1 two-layer sphere, no gravity, no floor; inner layer {m_in} kg at +{PUSH} m/s, outer layer {m_out} kg at {v_out} m/s; RK4, h = {DT} s, 1.5 s. Rigid-layer model: μ = {mu:.2} kg, K = {k:.0} N/m, C = {c:.0} N s/m (damping ratio {zeta:.2}: {}).\n\n\
          | | value |\n|---|---|\n| largest drift of the body's centre of mass | {drift:.2e} m |\n| peak separation, measured | {peak:.4} m at t = {peak_t:.3} s |\n| peak separation, rigid-layer model | {model_peak:.4} m |\n| relative difference | {:.1} % (tolerance {:.0} %) |\n\n\
          - the body's centre of mass stays at rest: {}\n- the peak separation follows the model: {}\n",
-        if zeta > 1.0 { "overdamped, the layers creep back without oscillating" } else { "underdamped, the layers oscillate" },
+        if zeta > 1.0 {
+            "overdamped, the layers creep back without oscillating"
+        } else {
+            "underdamped, the layers oscillate"
+        },
         100.0 * (peak - model_peak) / model_peak,
         100.0 * MODEL_TOLERANCE,
         if still { "holds" } else { "does not hold" },
@@ -138,9 +142,12 @@ fn opposite_pushes(dir: &Path) -> Result<(String, bool, Vec<String>), String> {
     Ok((text, still && agree, vec!["pushes.csv".into(), "pushes.png".into(), "separation.png".into()]))
 }
 
+/// Samples of (time, offset, outer height).
+type Trace = Vec<(f64, f64, f64)>;
+
 /// (trace of (t, y_in − y_out − its value at release, y_out), resting offset, largest
 /// swing after landing about the resting offset).
-fn liquid_drop(heavy: bool) -> Result<(Vec<(f64, f64, f64)>, f64, f64), String> {
+fn liquid_drop(heavy: bool) -> Result<(Trace, f64, f64), String> {
     let params = TwoLayerParams { inner_bottom_mass: heavy.then_some(HEAVY), ..TwoLayerParams::default() };
     let (mut w, h) = drop_world(Object::Sphere, true, params, IntegratorKind::Rk4, DT)?;
     // Offsets are measured from the offset at release: a heavy bottom already puts
@@ -174,13 +181,25 @@ fn run(dir: &Path) -> Result<Outcome, String> {
         &["time", "heavy_offset", "heavy_outer_y", "uniform_offset", "uniform_outer_y"],
         &rows,
     )?;
-    Chart::new("Landing: inner layer's centre of mass relative to the skin's", "time (s)", "sinking of the inner layer (m)")
-        .legend(Legend::LowerRight)
-        .with(Series::new(format!("inner bottom {HEAVY} kg"), heavy.iter().step_by(5).map(|p| (p.0, p.1)).collect(), Style::Line))
-        .with(Series::new("uniform inner 1 kg", uniform.iter().step_by(5).map(|p| (p.0, p.1)).collect(), Style::Line))
-        .save(&dir.join("liquid.png"))?;
+    Chart::new(
+        "Landing: inner layer's centre of mass relative to the skin's",
+        "time (s)",
+        "sinking of the inner layer (m)",
+    )
+    .legend(Legend::LowerRight)
+    .with(Series::new(
+        format!("inner bottom {HEAVY} kg"),
+        heavy.iter().step_by(5).map(|p| (p.0, p.1)).collect(),
+        Style::Line,
+    ))
+    .with(Series::new("uniform inner 1 kg", uniform.iter().step_by(5).map(|p| (p.0, p.1)).collect(), Style::Line))
+    .save(&dir.join("liquid.png"))?;
     Chart::new("Landing: outer layer's centre of mass", "time (s)", "y_outer (m)")
-        .with(Series::new(format!("inner bottom {HEAVY} kg"), heavy.iter().step_by(5).map(|p| (p.0, p.2)).collect(), Style::Line))
+        .with(Series::new(
+            format!("inner bottom {HEAVY} kg"),
+            heavy.iter().step_by(5).map(|p| (p.0, p.2)).collect(),
+            Style::Line,
+        ))
         .with(Series::new("uniform inner 1 kg", uniform.iter().step_by(5).map(|p| (p.0, p.2)).collect(), Style::Line))
         .save(&dir.join("liquid_height.png"))?;
     files.extend(["liquid.csv".into(), "liquid.png".into(), "liquid_height.png".into()]);

@@ -101,12 +101,17 @@ fn run(dir: &Path) -> Result<Outcome, String> {
         &rows,
     )?;
     let ideal: Vec<(f64, f64)> = [(1.0, 1.0), (4.0, 4.0)].to_vec();
-    Chart::new("Cost per step against force evaluations per step", "force evaluations per step", "wall-clock cost / Euler's")
-        .with(Series::new("measured (Euler, Heun, midpoint, RK4)", cost_pts, Style::Points))
-        .with(Series::new("proportional to evaluations", ideal, Style::Dashed))
-        .save(&dir.join("cost.png"))?;
+    Chart::new(
+        "Cost per step against force evaluations per step",
+        "force evaluations per step",
+        "wall-clock cost / Euler's",
+    )
+    .with(Series::new("measured (Euler, Heun, midpoint, RK4)", cost_pts, Style::Points))
+    .with(Series::new("proportional to evaluations", ideal, Style::Dashed))
+    .save(&dir.join("cost.png"))?;
     let contacts: Vec<f64> = results.iter().map(|r| r.1).collect();
-    let spread = contacts.iter().fold(f64::NEG_INFINITY, |a, &b| a.max(b)) - contacts.iter().fold(f64::INFINITY, |a, &b| a.min(b));
+    let spread = contacts.iter().fold(f64::NEG_INFINITY, |a, &b| a.max(b))
+        - contacts.iter().fold(f64::INFINITY, |a, &b| a.min(b));
     let together = spread.is_finite() && spread <= 2.0 * h + 1e-12;
     let wall: Vec<f64> = results.iter().map(|r| r.1 * r.2).collect();
     let ordered = wall[0] < wall[1].min(wall[2]) && wall[1].max(wall[2]) < wall[3];

@@ -85,13 +85,16 @@ fn run(dir: &Path) -> Result<Outcome, String> {
     let mut thesis_survivors: Vec<String> = Vec::new();
     let factors = [1.0, 10.0, 100.0];
     let mut csv = String::from("object,method,dt,survived,blowup_step,blowup_time,particle\n");
-    let mut table = String::from("| object | method | h₀ | 10 h₀ | 100 h₀ | thesis's 10 ms |\n|---|---|---|---|---|---|\n");
-    let mut limits_table =
-        String::from("| object | method | stability estimate (s) | measured limit (s) | limit / h₀ |\n|---|---|---|---|---|\n");
+    let mut table =
+        String::from("| object | method | h₀ | 10 h₀ | 100 h₀ | thesis's 10 ms |\n|---|---|---|---|---|---|\n");
+    let mut limits_table = String::from(
+        "| object | method | stability estimate (s) | measured limit (s) | limit / h₀ |\n|---|---|---|---|---|\n",
+    );
     let mut claim_holds = true;
     let mut verdicts = String::new();
-    let mut chart = Chart::new("Largest surviving time step", "method (1 Euler, 2 Heun, 3 midpoint, 4 RK4)", "time step (s)")
-        .legend(Legend::UpperLeft);
+    let mut chart =
+        Chart::new("Largest surviving time step", "method (1 Euler, 2 Heun, 3 midpoint, 4 RK4)", "time step (s)")
+            .legend(Legend::UpperLeft);
     chart.log_y = true;
     let mut any_base = String::new();
     for object in Object::BOTH {
@@ -165,6 +168,9 @@ fn run(dir: &Path) -> Result<Outcome, String> {
             lims[3] / lims[0],
             if lo < hi { format!("{lo:.3e} s to {hi:.3e} s") } else { "none".into() }
         ));
+    }
+    for (label, f) in [("h₀", 1.0), ("10 h₀", 10.0), ("100 h₀", 100.0)] {
+        chart = chart.with(Series::new(label, vec![(1.0, f * h0), (4.0, f * h0)], Style::Dashed));
     }
     std::fs::write(dir.join("stability.csv"), csv).map_err(|e| e.to_string())?;
     chart.save(&dir.join("limits.png"))?;

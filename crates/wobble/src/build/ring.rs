@@ -10,9 +10,7 @@
 
 use glam::DVec3;
 
-use super::twolayer::{
-    DEFAULT_INNER_RATIO, DEFAULT_RADIUS, Layers, TwoLayerHandle, TwoLayerParams, build_layers,
-};
+use super::twolayer::{DEFAULT_INNER_RATIO, DEFAULT_RADIUS, Layers, TwoLayerHandle, TwoLayerParams, build_layers};
 use super::{BuildError, WorldBuilder, check, check_count};
 use crate::force::pressure::ClosedSurface;
 

@@ -34,15 +34,20 @@
 //! damping ratios 0.4 and 1.3 for one spring between two particles), which are
 //! those of a soft toy in seconds whatever the length unit. Length enters through
 //! two ratios: the sag of a spring under one particle's weight against the body's
-//! size, MASS·g / (KS·R), and the pressure's push against the springs,
-//! nRT / (KS·R²) (the equilibrium of a pressurised octahedron is R(R − R₀) =
-//! nRT/(8 KS), see the tests). At R = 0.5 m they are 0.025 and 0.1: the body sags a
-//! few per cent under its own weight and the gas inflates it by a few per cent, a
-//! wobbly ball that keeps its shape, which is what the thesis shows. At R = 5 m the
-//! gas would do nothing (0.001); at R = 5 cm the gas would blow it up by a factor of
-//! several (10). So the SI defaults place the thesis's numbers on half-metre bodies:
-//! [`DEFAULT_RADIUS`] = 0.5 m and an inner layer at [`DEFAULT_INNER_RATIO`] = 0.8 of
-//! it (the thesis's ratio is lost in extraction).
+//! size, MASS·g / (KS·R), and the gas's push against the springs, nRT / (KS·R²)
+//! (a free pressurised octahedron settles at R(R − R₀) = nRT/(8 KS), see the
+//! tests). At R = 0.5 m they are 0.025 and 0.1: the gas inflates a free sphere by
+//! about 1 %, and the thesis's two-layer sphere dropped on a floor settles at 96 %
+//! of its volume and 81 % of its height (`wobble experiment twolayer-collapse`) — a
+//! wobbly ball that keeps its shape, as the thesis shows. At R = 5 cm the same gas
+//! would inflate the octahedron by 70 % and every spring would sag under its
+//! particle's weight by a quarter of the radius; at R = 5 m the gas would do
+//! nothing (nRT / (KS·R²) = 10⁻³). So the SI
+//! defaults place the thesis's numbers on half-metre bodies: [`DEFAULT_RADIUS`] =
+//! 0.5 m and an inner layer at [`DEFAULT_INNER_RATIO`] = 0.8 of it (the thesis's
+//! ratio is lost in extraction). One caveat: a ring (2D) carries its whole weight on
+//! a line of contact, and at this scale 20 J holds it at a third of its area;
+//! `scenes/ring.toml` uses 100 J.
 //!
 //! # Normalising spring forces by spring count (004 §3.5.3)
 //! On the uniform sphere the six octahedron vertices join four edges and every
@@ -476,7 +481,13 @@ impl PressureMesh {
                 let v_inner = ClosedSurface::Triangles(tris.clone()).measure(&Vec3s::from_vecs(&inner));
                 let v_outer = ClosedSurface::Triangles(tris.clone()).measure(&Vec3s::from_vecs(&outer));
                 let inverted = !(v_inner > 0.0 && v_inner < v_outer);
-                check(!folded && !inverted, name, "thickness", d, "folds the inner layer over; use a smaller thickness")?;
+                check(
+                    !folded && !inverted,
+                    name,
+                    "thickness",
+                    d,
+                    "folds the inner layer over; use a smaller thickness",
+                )?;
                 Some(inner)
             }
         };

@@ -39,9 +39,9 @@
 //! ∂f_i/∂x_j = P ∂g_i/∂x_j − (P/V) g_i g_jᵀ
 //! ```
 //!
-//! The first part is local: for a face (a, b, c), ∂n₂/∂x_a = [x_c − x_b]×,
-//! ∂n₂/∂x_b = [x_a − x_c]×, ∂n₂/∂x_c = [x_b − x_a]× ([e]× u = e × u), so each pair
-//! of the face's vertices gets (P/6) [e_j]×; in 2D, ∂(R(x_b − x_a))/∂x_b = R and
+//! The first part is local: for a face (a, b, c), ∂n₂/∂x_a = S(x_c − x_b),
+//! ∂n₂/∂x_b = S(x_a − x_c), ∂n₂/∂x_c = S(x_b − x_a) with S(e) u = e × u, so each
+//! pair of the face's vertices gets (P/6) S(e_j); in 2D, ∂(R(x_b − x_a))/∂x_b = R and
 //! ∂/∂x_a = −R, times P/2. The second part couples every pair of the surface's
 //! vertices (a dense rank-one block): [`PressureJacobian`] chooses whether
 //! [`ForceTerm::add_jacobian`] adds it. There is no velocity dependence.
@@ -264,7 +264,7 @@ fn rot_matrix() -> DMat3 {
     DMat3::from_cols(DVec3::new(0.0, -1.0, 0.0), DVec3::new(1.0, 0.0, 0.0), DVec3::ZERO)
 }
 
-/// [e]×, the matrix with [e]× u = e × u.
+/// S(e), the cross-product matrix: S(e) u = e × u.
 #[must_use]
 pub fn skew(e: DVec3) -> DMat3 {
     DMat3::from_cols(DVec3::new(0.0, e.z, -e.y), DVec3::new(-e.z, 0.0, e.x), DVec3::new(e.y, -e.x, 0.0))
@@ -305,8 +305,11 @@ impl PressureSurface {
     pub fn new(label: &str, surface: ClosedSurface, nrt: f64, x: &Vec3s) -> Result<Self, SurfaceError> {
         surface.check_closed()?;
         let vertices = surface.vertices();
-        let jacobian =
-            if vertices.len() <= DENSE_JACOBIAN_MAX_VERTICES { PressureJacobian::Exact } else { PressureJacobian::Local };
+        let jacobian = if vertices.len() <= DENSE_JACOBIAN_MAX_VERTICES {
+            PressureJacobian::Exact
+        } else {
+            PressureJacobian::Local
+        };
         let v_ref = surface.measure(x);
         Ok(Self { label: label.to_owned(), surface, nrt, v_ref, jacobian, vertices })
     }
