@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 pub mod bounce;
 pub mod cloth_constraints;
 pub mod integrator_convergence;
+pub mod terzopoulos_integrity;
 pub mod verlet_emitter;
 
 /// What an experiment produced.
@@ -43,6 +44,8 @@ pub fn registry() -> Vec<Experiment> {
         bounce::EXPERIMENT,
         verlet_emitter::EXPERIMENT,
         cloth_constraints::EXPERIMENT,
+        terzopoulos_integrity::BOX_DROP,
+        terzopoulos_integrity::RUBBER_BALLS,
     ]
 }
 
