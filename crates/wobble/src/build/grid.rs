@@ -205,9 +205,9 @@ impl ElasticGrid {
         for &(l, m, n) in &present {
             let c = [l as i64, m as i64, n as i64];
             let p = handle.at(c).expect("present point");
-            for i in 0..axes {
+            for (i, hi) in h.iter().enumerate().take(axes) {
                 if let Some(q) = handle.at(add(c, unit(i))) {
-                    push_length(p, q, 1.0 / h[i], self.eta_length, false, LengthKind::Metric);
+                    push_length(p, q, 1.0 / hi, self.eta_length, false, LengthKind::Metric);
                 }
             }
             match self.model {
@@ -254,9 +254,9 @@ impl ElasticGrid {
                         }
                     }
                     if pillar {
-                        for i in 0..axes {
+                        for (i, hi) in h.iter().enumerate().take(axes) {
                             if let (Some(a), Some(q)) = (handle.at(add(c, neg(unit(i)))), handle.at(add(c, unit(i)))) {
-                                push_length(a, q, 0.5 / h[i], self.eta_pillar, false, LengthKind::Pillar);
+                                push_length(a, q, 0.5 / hi, self.eta_pillar, false, LengthKind::Pillar);
                             }
                         }
                     }
