@@ -11,6 +11,7 @@ pub mod bounce;
 pub mod cloth_constraints;
 pub mod integrator_convergence;
 pub mod terzopoulos_integrity;
+pub mod terzopoulos_shapes;
 pub mod verlet_emitter;
 
 /// What an experiment produced.
@@ -46,6 +47,10 @@ pub fn registry() -> Vec<Experiment> {
         cloth_constraints::EXPERIMENT,
         terzopoulos_integrity::BOX_DROP,
         terzopoulos_integrity::RUBBER_BALLS,
+        terzopoulos_shapes::CORNER_LIFT,
+        terzopoulos_shapes::BUCKLING,
+        terzopoulos_shapes::INFLATION,
+        terzopoulos_shapes::TWIST,
     ]
 }
 

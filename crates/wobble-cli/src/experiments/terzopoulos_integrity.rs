@@ -2,8 +2,8 @@
 //! soft elastic-grid solids dropped on a floor, Terzopoulos's original model beside
 //! 002's improved one (Metrix, Spatial Diagonal Metric, Pillar).
 //!
-//! Integrity is measured, not judged by eye: a cell is *inverted* when one of the
-//! five tetrahedra of its cube has non-positive signed volume; the *volume ratio* of
+//! Integrity is measured, not judged by eye: a cell is *inverted* when its signed volume (the sum
+//! of the five tetrahedra of its cube) is negative (physics notes §7); the *volume ratio* of
 //! a cell is its volume over its rest volume. Both are tracked over the whole run.
 //! 002's claim: the original model's solids lose their integrity under gravity and
 //! a collision (its off-diagonal metric terms cannot tell a cell from its mirror
@@ -20,10 +20,10 @@ use wobble::WorldBuilder;
 use wobble::build::grid::{ElasticGrid, GridModel, GridShape};
 use wobble::constraint::collider::Surface;
 use wobble::constraint::{Collider, Shape};
-use wobble::force::grid::GridElasticity;
 use wobble::force::{AirDrag, Gravity};
 use wobble::world::SimParams;
 
+use super::terzopoulos_shapes::run_for;
 use super::{Experiment, Outcome, write_csv};
 use crate::plot::{Chart, Legend, Series, Style};
 
@@ -79,25 +79,14 @@ fn drop(grid: ElasticGrid, height: f64) -> Result<Drop, String> {
         Surface { restitution: 0.2, friction: 0.5 },
     ));
     let mut w = b.build(SimParams { dt: DT, ..SimParams::default() }).map_err(|e| e.to_string())?;
-    let mut d =
-        Drop { trace: Vec::new(), worst_inverted: 0.0, final_inverted: 0.0, worst_ratio: f64::INFINITY, blew_up: None };
-    let steps = (DURATION / DT).round() as u64;
-    for k in 1..=steps {
-        if w.step().is_err() {
-            d.blew_up = Some(k);
-            break;
-        }
-        if k % 50 == 0 {
-            let term = w.force_of::<GridElasticity>().ok_or("no grid term")?;
-            let inv = term.inverted_cells(&w.state.x) as f64;
-            let ratio = term.min_volume_ratio(&w.state.x);
-            d.trace.push((w.time(), inv, ratio));
-            d.worst_inverted = d.worst_inverted.max(inv);
-            d.worst_ratio = d.worst_ratio.min(ratio);
-            d.final_inverted = inv;
-        }
-    }
-    Ok(d)
+    let (trace, blew_up) = run_for(&mut w, DURATION)?;
+    Ok(Drop {
+        worst_inverted: trace.iter().map(|p| p.1).fold(0.0, f64::max),
+        final_inverted: trace.last().map_or(0.0, |p| p.1),
+        worst_ratio: trace.iter().map(|p| p.2).fold(f64::INFINITY, f64::min),
+        trace,
+        blew_up,
+    })
 }
 
 fn verdict_row(label: &str, d: &Drop) -> String {
@@ -165,7 +154,7 @@ fn run_box(dir: &Path) -> Result<Outcome, String> {
     )?;
     chart.save(&dir.join("volume_ratio.png"))?;
     let body = format!(
-        "A 5 × 5 × 5 grid (0.2 m cube, 1 kg) falls 0.4 m onto a plane (restitution 0.2, friction 0.5) under gravity, damping γ = {DAMPING}/s, symplectic Euler h = {DT} s, {DURATION} s. η is the grid lines' weight; angle, Metrix, SDM and Pillar constraints get η/2. Cells are inverted when one of their five tetrahedra has non-positive volume.\n\n{table}\n- improved model ends with no inverted cells at every η: {}\n- original model ends inverted at some η: {}\n\nThe smallest volume ratio shows what happens on impact: the soft improved boxes flatten their bottom cells against the floor for a moment (ratio 0: the floor projection puts two layers of particles in its plane) and recover; the soft original boxes turn cells inside out (negative ratios) and stay so.\n",
+        "A 5 × 5 × 5 grid (0.2 m cube, 1 kg) falls 0.4 m onto a plane (restitution 0.2, friction 0.5) under gravity, damping γ = {DAMPING}/s, symplectic Euler h = {DT} s, {DURATION} s. η is the grid lines' weight; angle, Metrix, SDM and Pillar constraints get η/2. Cells are inverted when their signed volume (five tetrahedra) is negative.\n\n{table}\n- improved model ends with no inverted cells at every η: {}\n- original model ends inverted at some η: {}\n\nThe smallest volume ratio shows what happens on impact: the soft improved boxes flatten their bottom cells against the floor for a moment (ratio 0: the floor projection puts two layers of particles in its plane) and recover; the soft original boxes turn cells inside out (negative ratios) and stay so.\n",
         if improved_ok { "holds" } else { "does not hold" },
         if original_fails { "holds" } else { "does not hold" }
     );

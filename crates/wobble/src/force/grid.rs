@@ -167,10 +167,13 @@ impl GridElasticity {
         if self.lengths.squared[k] { (eta * x * x.abs(), 2.0 * eta * x.abs()) } else { (eta * x, eta) }
     }
 
-    /// Number of cells with a non-positive tetrahedron (inverted or flattened).
+    /// Number of inverted cells: cells whose signed volume (the sum of their five
+    /// tetrahedra) is negative (physics notes §7). A flattened cell (volume 0) is
+    /// not counted; a heavily sheared cell with one tetrahedron flipped but a
+    /// positive volume is not either.
     #[must_use]
     pub fn inverted_cells(&self, x: &Vec3s) -> usize {
-        self.cells.iter().filter(|c| cell_tets(c, x).iter().any(|&v| v <= 0.0)).count()
+        self.cells.iter().filter(|c| cell_volume(c, x) < 0.0).count()
     }
 
     /// Smallest ratio of a cell's volume (sum of its tetrahedra) to its rest volume.
