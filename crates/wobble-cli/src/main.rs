@@ -131,6 +131,12 @@ fn main() -> ExitCode {
     }
     match cli.command {
         Command::Run { scene, duration, steps, out, no_frames, quiet } => {
+            if let Some(d) = duration
+                && !(d.is_finite() && d >= 0.0)
+            {
+                eprintln!("error: --duration {d} is invalid: give a simulated time in seconds, ≥ 0");
+                return ExitCode::from(2);
+            }
             let scene = match load_scene(scene.as_deref()) {
                 Ok(s) => s,
                 Err(e) => {

@@ -264,7 +264,7 @@ fn experiments_write_data_plots_and_a_summary() {
     assert!(csv.starts_with("h,euler,symplectic-euler,heun,midpoint,rk4,verlet\n"));
     let png = std::fs::read(dir.join("convergence.png")).unwrap();
     assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
-    for name in ["verlet-emitter", "cloth-constraints"] {
+    for name in ["verlet-emitter", "cloth-constraints", "terzopoulos-box-drop", "terzopoulos-twist"] {
         let o = wobble(&["experiment", name, "--out", out.to_str().unwrap(), "--strict"]);
         assert!(o.status.success(), "{name}: {}", text(&o));
         let md = std::fs::read_to_string(out.join(name).join("summary.md")).unwrap();

@@ -4,6 +4,7 @@
 use std::ops::Range;
 
 use wobble::build::cloth::ClothHandle;
+use wobble::build::grid::GridHandle;
 use wobble::build::lattice::LatticeHandle;
 use wobble::build::mesh::MeshBody;
 use wobble::build::{BuildError, WorldBuilder, obj};
@@ -30,8 +31,10 @@ pub struct BuiltBody {
 }
 
 /// The grid layout of a body, for `grid` selections and named edges.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Grid {
+    /// An elastic grid (002), possibly with points left out.
+    Elastic(GridHandle),
     /// No grid.
     None,
     /// A cloth.
@@ -47,7 +50,7 @@ impl BuiltBody {
     /// probe.
     #[must_use]
     pub fn bottom_middle(&self) -> Option<usize> {
-        match self.grid {
+        match &self.grid {
             Grid::Cloth(h) => Some(h.particle(h.nx / 2, h.ny - 1)),
             _ => None,
         }
@@ -194,6 +197,7 @@ impl Scene {
             }
             BodyShape::Cloth(c) => Grid::Cloth(c.build(b, &spec.name).map_err(at)?),
             BodyShape::Lattice(l) => Grid::Lattice(l.build(b, &spec.name).map_err(at)?),
+            BodyShape::Grid(grid) => Grid::Elastic(grid.build(b, &spec.name).map_err(at)?),
             BodyShape::Pair(_) | BodyShape::Ring(_) | BodyShape::PressureSphere(_) | BodyShape::PressureMesh(_) => {
                 inner = crate::twolayer::build(self, b, spec, &at)?;
                 Grid::None
@@ -251,7 +255,7 @@ impl Scene {
             out.push(r.start + i);
         }
         for g in &sel.grid {
-            match (body.grid, g.as_slice()) {
+            match (&body.grid, g.as_slice()) {
                 (Grid::Cloth(h), &[i, j]) if i < h.nx && j < h.ny => out.push(h.particle(i, j)),
                 (Grid::Lattice(h), &[i, j, k]) if i < h.n[0] && j < h.n[1] && k < h.n[2] => {
                     out.push(h.particle(i, j, k))
@@ -260,6 +264,14 @@ impl Scene {
                     return fail(format!(
                         "grid {g:?} is not a particle of cloth `{}` ({} × {}; use [i, j])",
                         body.name, h.nx, h.ny
+                    ));
+                }
+                (Grid::Elastic(h), &[i, j, k]) if h.particle(i, j, k).is_some() => out.extend(h.particle(i, j, k)),
+                (Grid::Elastic(h), &[i, j]) if h.particle(i, j, 0).is_some() => out.extend(h.particle(i, j, 0)),
+                (Grid::Elastic(h), _) => {
+                    return fail(format!(
+                        "grid {g:?} is not a point of grid body `{}` ({:?}; use [l, m, n], or [l, m] for a surface; ellipsoids leave out their corners)",
+                        body.name, h.n
                     ));
                 }
                 (Grid::Lattice(h), _) => {
@@ -290,7 +302,7 @@ impl Scene {
             }
         }
         for e in &sel.edges {
-            match (body.grid, e.as_str()) {
+            match (&body.grid, e.as_str()) {
                 (Grid::Cloth(h), "top") => out.extend((0..h.nx).map(|i| h.particle(i, 0))),
                 (Grid::Cloth(h), "bottom") => out.extend((0..h.nx).map(|i| h.particle(i, h.ny - 1))),
                 (Grid::Cloth(h), "left") => out.extend((0..h.ny).map(|j| h.particle(0, j))),

@@ -12,6 +12,7 @@ use glam::DVec3;
 use toml::de::DeTable;
 use wobble::build::chain::Chain;
 use wobble::build::cloth::Cloth;
+use wobble::build::grid::{ElasticGrid, GridModel, GridShape};
 use wobble::build::lattice::Lattice;
 use wobble::build::sphere::{Ball, SphereMesh};
 use wobble::constraint::collider::Surface;
@@ -174,6 +175,8 @@ pub enum BodyShape {
     },
     /// `type = "ball"`.
     Ball(Ball),
+    /// `type = "grid"`: Terzopoulos's elastic surface or solid (002).
+    Grid(ElasticGrid),
     /// `type = "pair"`: the thesis's 1D object (two particles, one spring).
     Pair(wobble::build::pair::Pair),
     /// `type = "ring"`: the thesis's 2D object, one or two layers, with gas.
@@ -185,8 +188,8 @@ pub enum BodyShape {
 }
 
 /// Body type names, for messages.
-pub const BODY_TYPES: [&str; 9] =
-    ["chain", "cloth", "lattice", "mesh", "ball", "pair", "ring", "pressure-sphere", "pressure-mesh"];
+pub const BODY_TYPES: [&str; 10] =
+    ["chain", "cloth", "lattice", "mesh", "ball", "grid", "pair", "ring", "pressure-sphere", "pressure-mesh"];
 
 /// A set of particles of one body.
 #[derive(Clone, Debug, PartialEq, Default)]
@@ -590,6 +593,7 @@ fn read_body(t: &Table<'_, '_>) -> Result<BodySpec, SceneError> {
                 particle_radius: radius,
             })
         }
+        "grid" => BodyShape::Grid(read_grid(t, origin, mass, radius)?),
         "pair" | "ring" | "pressure-sphere" | "pressure-mesh" => crate::twolayer::read(t, kind, origin, radius)?,
         other => {
             let err = t.error(t.span_of("type"), format!("unknown body type `{other}`"));
@@ -602,6 +606,96 @@ fn read_body(t: &Table<'_, '_>) -> Result<BodySpec, SceneError> {
     let key_spans = t.entries().map(|(k, _, v)| (k.to_owned(), v.span())).collect();
     t.finish()?;
     Ok(BodySpec { name, shape, pin, velocity, sticks, stretch_limit, span: t.span(), key_spans })
+}
+
+/// Reads the keys of a `type = "grid"` body (002).
+fn read_grid(t: &Table<'_, '_>, origin: DVec3, mass: f64, radius: f64) -> Result<ElasticGrid, SceneError> {
+    let d = ElasticGrid::default();
+    let n = match t.array("n")? {
+        None => d.n,
+        Some(items) => {
+            let bad = || t.error(t.span_of("n"), "`n` must be [L, M, N] (N = 1 for a surface), integers with L, M ≥ 2");
+            if items.len() != 3 {
+                return Err(bad());
+            }
+            let mut n = [0usize; 3];
+            for (slot, v) in n.iter_mut().zip(items) {
+                *slot =
+                    crate::doc::integer(v).and_then(|i| usize::try_from(i).ok()).filter(|&i| i >= 1).ok_or_else(bad)?;
+            }
+            n
+        }
+    };
+    let spacing = match t.get("spacing") {
+        None => d.spacing,
+        Some(v) => match (crate::doc::number(v), vec3(v)) {
+            (Some(h), _) => [h; 3],
+            (None, Some(h)) => h.to_array(),
+            _ => return Err(t.error(v.span(), "`spacing` must be a number or [h1, h2, h3] (m)")),
+        },
+    };
+    if spacing.iter().any(|h| !(h.is_finite() && *h > 0.0)) {
+        return Err(t.error(t.span_of("spacing"), "every grid spacing must be positive (m)"));
+    }
+    let shape = match t.str("shape")? {
+        None | Some("box") => GridShape::Box,
+        Some("ellipsoid") => GridShape::Ellipsoid,
+        Some(other) => {
+            return Err(t
+                .error(t.span_of("shape"), format!("unknown grid shape `{other}`"))
+                .with_help("shapes: box, ellipsoid"));
+        }
+    };
+    let improved_flags = |t: &Table<'_, '_>| -> Result<GridModel, SceneError> {
+        Ok(GridModel::Improved {
+            sdm: t.bool("sdm")?.unwrap_or(true),
+            pillar: t.bool("pillar")?.unwrap_or(true),
+            pillar_metrix: t.bool("pillar_metrix")?.unwrap_or(false),
+            squared: t.bool("squared")?.unwrap_or(false),
+        })
+    };
+    let model = match t.str("model")? {
+        None | Some("improved") => improved_flags(t)?,
+        Some("original") => {
+            for key in ["sdm", "pillar", "pillar_metrix", "squared"] {
+                if t.has(key) {
+                    return Err(t
+                        .error(t.span_of(key), format!("`{key}` belongs to the improved model"))
+                        .with_help("set `model = \"improved\"` or remove the key"));
+                }
+            }
+            GridModel::Original
+        }
+        Some(other) => {
+            return Err(t
+                .error(t.span_of("model"), format!("unknown grid model `{other}`"))
+                .with_help("models: original, improved"));
+        }
+    };
+    let (mut eta_length, mut eta_angle, mut eta_sdm, mut eta_pillar) =
+        (d.eta_length, d.eta_angle, d.eta_sdm, d.eta_pillar);
+    if let Some(e) = t.table("eta")? {
+        eta_length = e.non_negative("length", eta_length, "N m")?;
+        eta_angle = e.non_negative("angle", eta_angle, "N m")?;
+        eta_sdm = e.non_negative("sdm", eta_sdm, "N m")?;
+        eta_pillar = e.non_negative("pillar", eta_pillar, "N m")?;
+        e.finish()?;
+    }
+    let strength = t.non_negative("strength", 1.0, "")?;
+    Ok(ElasticGrid {
+        n,
+        spacing,
+        origin,
+        shape,
+        mass,
+        model,
+        eta_length,
+        eta_angle,
+        eta_sdm,
+        eta_pillar,
+        strength,
+        radius,
+    })
 }
 
 /// Reads an array of spring kind names.
@@ -723,6 +817,19 @@ fn read_motion(t: &Table<'_, '_>) -> Result<Motion, SceneError> {
             start: m.non_negative("start", 0.0, "s")?,
             stop: m.f64_or("stop", f64::INFINITY)?,
         },
+        Some("rotate") => {
+            let axis = m.vec3("axis")?.ok_or_else(|| m.missing("axis", "[x, y, z], the rotation axis"))?;
+            if !(axis.is_finite() && axis.length() > 0.0) {
+                return Err(m.error(m.span_of("axis"), "`axis` must be a non-zero vector"));
+            }
+            Motion::Rotate {
+                center: m.vec3_or("center", DVec3::ZERO)?,
+                axis: axis.normalize(),
+                rate: m.f64("rate")?.ok_or_else(|| m.missing("rate", "angular speed in rad/s"))?,
+                start: m.non_negative("start", 0.0, "s")?,
+                stop: m.f64_or("stop", f64::INFINITY)?,
+            }
+        }
         Some("oscillate") => Motion::Oscillate {
             amplitude: m.vec3("amplitude")?.ok_or_else(|| m.missing("amplitude", "[ax, ay, az] in m"))?,
             frequency: m.positive("frequency", None, "Hz")?,
@@ -731,7 +838,7 @@ fn read_motion(t: &Table<'_, '_>) -> Result<Motion, SceneError> {
         Some(other) => {
             return Err(m
                 .error(m.span_of("type"), format!("unknown motion type `{other}`"))
-                .with_help("motion types: static, linear, oscillate"));
+                .with_help("motion types: static, linear, oscillate, rotate (drivers only)"));
         }
         None => return Err(m.missing("type", "static, linear or oscillate")),
     };

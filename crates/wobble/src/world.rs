@@ -496,6 +496,18 @@ impl World {
         out
     }
 
+    /// The first force term of concrete type `T`.
+    #[must_use]
+    pub fn force_of<T: ForceTerm>(&self) -> Option<&T> {
+        self.forces.iter().find_map(|t| (t.as_ref() as &dyn std::any::Any).downcast_ref::<T>())
+    }
+
+    /// The first constraint of concrete type `T`.
+    #[must_use]
+    pub fn constraint_of<T: Constraint>(&self) -> Option<&T> {
+        self.constraints.iter().find_map(|c| (c.as_ref() as &dyn std::any::Any).downcast_ref::<T>())
+    }
+
     /// The force term named `name`.
     #[must_use]
     pub fn force(&self, name: &str) -> Option<&dyn ForceTerm> {

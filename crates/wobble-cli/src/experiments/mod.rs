@@ -11,6 +11,8 @@ pub mod bounce;
 pub mod cloth_constraints;
 pub mod integrator_convergence;
 pub mod sphere_volume;
+pub mod terzopoulos_integrity;
+pub mod terzopoulos_shapes;
 pub mod thesis;
 pub mod twolayer_collapse;
 pub mod twolayer_inertia;
@@ -49,6 +51,12 @@ pub fn registry() -> Vec<Experiment> {
         bounce::EXPERIMENT,
         verlet_emitter::EXPERIMENT,
         cloth_constraints::EXPERIMENT,
+        terzopoulos_integrity::BOX_DROP,
+        terzopoulos_integrity::RUBBER_BALLS,
+        terzopoulos_shapes::CORNER_LIFT,
+        terzopoulos_shapes::BUCKLING,
+        terzopoulos_shapes::INFLATION,
+        terzopoulos_shapes::TWIST,
         twolayer_stability::EXPERIMENT,
         twolayer_collapse::EXPERIMENT,
         twolayer_inertia::EXPERIMENT,

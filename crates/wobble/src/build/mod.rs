@@ -31,6 +31,7 @@ use crate::world::{SimParams, World};
 pub mod bench;
 pub mod chain;
 pub mod cloth;
+pub mod grid;
 pub mod lattice;
 pub mod mesh;
 pub mod obj;

@@ -6,9 +6,10 @@
 //! Inner particle i has a partner o(i) on the outer surface (the outer particle of
 //! the same index, joined to it by a radius spring). Its *candidates* are the outer
 //! faces around o(i) (the two outer segments at o(i) for a 2D ring) and every other
-//! outer face that comes within the margin m_i of x_i (found through a grid of
-//! cells rebuilt at each projection, so a flattened body's inner particles also see
-//! the opposite skin). Let c be the candidate point closest to x_i, lying on a
+//! outer face that comes within the margin m_i of x_i (each face's box, inflated by
+//! the margin, is tested directly on small bodies and through a grid of cells
+//! rebuilt at each projection on large ones), so a flattened body's inner particles
+//! also see the opposite skin. Let c be the candidate point closest to x_i, lying on a
 //! feature — a face interior, an edge or a vertex — with barycentric weights b_k on
 //! that feature's vertices, and let n be the feature's outward unit pseudo-normal:
 //! the face normal; on an edge the normalised sum of its two faces' normals; at a
@@ -361,7 +362,8 @@ impl Containment {
     }
 
     /// Largest violation C over all pairs at `state`, m (≤ 0 when every inner
-    /// particle is inside with its margin).
+    /// particle is inside with its margin). For tests and diagnostics: it works on
+    /// a copy of the constraint's scratch space.
     #[must_use]
     pub fn max_violation(&self, state: &State) -> f64 {
         let mut probe = self.clone();

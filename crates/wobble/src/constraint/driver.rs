@@ -1,7 +1,7 @@
 //! Drivers: particles moved along a prescribed path (an oscillating attachment point,
 //! an edge pulled at a set speed). Driven particles are pinned (zero inverse mass), so
 //! integrators leave them on their velocity; after each step the driver puts them
-//! exactly on the path: x = x₀ + d(t), v = d'(t).
+//! exactly on the path: x = x₀ + d(t), v = d'(t) (or a rotation about an axis).
 
 use glam::DVec3;
 
@@ -31,10 +31,10 @@ impl Driver {
 
     /// Places the driven particles for time `t` (s).
     pub fn place(&self, state: &mut State, t: f64) {
-        let (d, u) = (self.motion.offset(t), self.motion.velocity(t));
         for (&i, &x0) in self.particles.iter().zip(&self.anchors) {
-            state.x.set(i, x0 + d);
-            state.v.set(i, u);
+            let (x, v) = self.motion.place(x0, t);
+            state.x.set(i, x);
+            state.v.set(i, v);
         }
     }
 }

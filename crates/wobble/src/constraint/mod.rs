@@ -43,7 +43,7 @@ pub struct ConstraintContext<'a> {
 }
 
 /// A rule that projects the state. See the module docs.
-pub trait Constraint: Send + Sync + Debug {
+pub trait Constraint: std::any::Any + Send + Sync + Debug {
     /// Short name for reports and parameter keys.
     fn name(&self) -> &str;
 

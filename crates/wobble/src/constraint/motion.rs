@@ -3,7 +3,7 @@
 
 use std::f64::consts::TAU;
 
-use glam::DVec3;
+use glam::{DQuat, DVec3};
 
 /// Displacement d(t) from a starting placement; d(0) = 0 for every variant.
 #[derive(Clone, Copy, Debug, PartialEq, Default)]
@@ -20,6 +20,21 @@ pub enum Motion {
         /// Time the motion ends, s (`f64::INFINITY` for never).
         stop: f64,
     },
+    /// Rotation about an axis through `center` at a constant rate between `start` and
+    /// `stop` (s): a point x₀ goes to c + R(ω (t − start)) (x₀ − c). Only drivers
+    /// can rotate; colliders translate.
+    Rotate {
+        /// A point on the axis, m.
+        center: DVec3,
+        /// Unit axis direction.
+        axis: DVec3,
+        /// Angular speed, rad/s (right-handed about `axis`).
+        rate: f64,
+        /// Time the rotation begins, s.
+        start: f64,
+        /// Time it ends, s.
+        stop: f64,
+    },
     /// d(t) = A (sin(2π f t + φ) − sin φ).
     Oscillate {
         /// Amplitude vector A, m.
@@ -32,11 +47,26 @@ pub enum Motion {
 }
 
 impl Motion {
-    /// Displacement at time `t` (s), m.
+    /// Where a point that started at `x0` is at time `t` (s), and its velocity.
+    #[must_use]
+    pub fn place(&self, x0: DVec3, t: f64) -> (DVec3, DVec3) {
+        match *self {
+            Motion::Rotate { center, axis, rate, start, stop } => {
+                let angle = rate * (t.min(stop) - start).max(0.0);
+                let x = center + DQuat::from_axis_angle(axis, angle) * (x0 - center);
+                let omega = if t >= start && t < stop { axis * rate } else { DVec3::ZERO };
+                (x, omega.cross(x - center))
+            }
+            _ => (x0 + self.offset(t), self.velocity(t)),
+        }
+    }
+
+    /// Displacement at time `t` (s), m (translation only: zero for rotations, whose
+    /// displacement depends on the point — see [`Motion::place`]).
     #[must_use]
     pub fn offset(&self, t: f64) -> DVec3 {
         match *self {
-            Motion::Static => DVec3::ZERO,
+            Motion::Static | Motion::Rotate { .. } => DVec3::ZERO,
             Motion::Linear { velocity, start, stop } => velocity * (t.min(stop) - start).max(0.0),
             Motion::Oscillate { amplitude, frequency, phase } => {
                 amplitude * ((TAU * frequency * t + phase).sin() - phase.sin())
@@ -48,7 +78,7 @@ impl Motion {
     #[must_use]
     pub fn velocity(&self, t: f64) -> DVec3 {
         match *self {
-            Motion::Static => DVec3::ZERO,
+            Motion::Static | Motion::Rotate { .. } => DVec3::ZERO,
             Motion::Linear { velocity, start, stop } => {
                 if t >= start && t < stop {
                     velocity

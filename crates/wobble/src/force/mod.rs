@@ -19,6 +19,7 @@ use crate::model::{Particles, State, Vec3s};
 
 pub mod air_drag;
 pub mod gravity;
+pub mod grid;
 pub mod pointer;
 pub mod pressure;
 pub mod spring;
@@ -79,6 +80,14 @@ pub trait JacobianSink {
     fn add_dfdx(&mut self, i: usize, j: usize, block: DMat3);
     /// Adds `block` to ∂f_i/∂v_j.
     fn add_dfdv(&mut self, i: usize, j: usize, block: DMat3);
+}
+
+/// Receives the entries of a scalar stiffness matrix K for terms whose force is
+/// f = −(K ⊗ I₃) x with coefficients frozen at the current state (Terzopoulos's
+/// K(r), 002 eq. 14): entry (i, j) in N/m.
+pub trait ScalarStiffnessSink {
+    /// Adds `value` to K_ij.
+    fn add(&mut self, i: usize, j: usize, value: f64);
 }
 
 /// Summary of the strain ε = (r − L)/L of a term's springs.
@@ -157,8 +166,9 @@ pub enum ParameterError {
     },
 }
 
-/// A model that contributes forces. See the module docs.
-pub trait ForceTerm: Send + Sync + Debug {
+/// A model that contributes forces. See the module docs. `Any` lets callers reach a
+/// term's concrete type (`World::force_of`).
+pub trait ForceTerm: std::any::Any + Send + Sync + Debug {
     /// Short name for reports and parameter keys (`"springs"`, `"gravity"`).
     fn name(&self) -> &str;
 
@@ -180,6 +190,14 @@ pub trait ForceTerm: Send + Sync + Debug {
         false
     }
 
+    /// Adds the entries of K for terms whose force is −(K ⊗ I₃) x with K scalar and
+    /// frozen at the current state (see [`ScalarStiffnessSink`]); returns `false`
+    /// (adding nothing) for terms without that form, which semi-implicit schemes
+    /// then treat as explicit forces.
+    fn add_scalar_stiffness(&self, _ctx: &ForceContext<'_>, _sink: &mut dyn ScalarStiffnessSink) -> bool {
+        false
+    }
+
     /// Adds, per particle i, a bound on the stiffness (N/m) and damping (N s/m) the
     /// term couples to it, scaled as rows of M^{-1/2} K M^{-1/2}: for each element of
     /// stiffness k between i and j, `k * (w_i + sqrt(w_i w_j))` with w the inverse
@@ -193,6 +211,12 @@ pub trait ForceTerm: Send + Sync + Debug {
 
     /// Appends the particle pairs this term connects (for drawing springs).
     fn segments(&self, _out: &mut Vec<[u32; 2]>) {}
+
+    /// Model-specific measurements for reports and experiments
+    /// (`[("inverted_cells", 0.0), ...]`).
+    fn measures(&self, _state: &State) -> Vec<(&'static str, f64)> {
+        Vec::new()
+    }
 
     /// Element counts by label, for reports (`[("structural springs", 1984), ...]`).
     fn counts(&self) -> Vec<(String, usize)> {
