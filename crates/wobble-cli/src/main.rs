@@ -61,6 +61,17 @@ enum Command {
         /// Scene file (default: the built-in default scene).
         scene: Option<PathBuf>,
     },
+    /// Serve the interactive viewer on 127.0.0.1 and print its URL.
+    View {
+        /// Scene file (default: the built-in default scene).
+        scene: Option<PathBuf>,
+        /// Port (0 picks a free one).
+        #[arg(long, default_value_t = 8080)]
+        port: u16,
+        /// Directory the scene chooser lists (default: the scene's directory, else `scenes`).
+        #[arg(long)]
+        scenes: Option<PathBuf>,
+    },
     /// Run a named experiment (a paper figure or a check) and write its data, plots
     /// and summary.
     Experiment {
@@ -188,7 +199,46 @@ fn main() -> ExitCode {
                 ExitCode::from(2)
             }
         },
+        Command::View { scene, port, scenes } => view_command(scene.as_deref(), port, scenes),
         Command::Experiment { name, list, out, strict } => experiment_command(name, list, &out, strict),
+    }
+}
+
+fn view_command(scene: Option<&Path>, port: u16, scenes: Option<PathBuf>) -> ExitCode {
+    let loaded = match load_scene(scene) {
+        Ok(s) => s,
+        Err(e) => {
+            report_scene_error(&e);
+            return ExitCode::from(2);
+        }
+    };
+    let dir = scenes
+        .or_else(|| {
+            scene
+                .and_then(Path::parent)
+                .map(|p| if p.as_os_str().is_empty() { PathBuf::from(".") } else { p.to_path_buf() })
+        })
+        .or_else(|| {
+            let d = PathBuf::from("scenes");
+            d.is_dir().then_some(d)
+        });
+    match wobble_viewer::Viewer::bind(loaded, dir, port) {
+        Ok(viewer) => {
+            match viewer.url() {
+                Ok(url) => println!("wobble viewer: {url}"),
+                Err(e) => eprintln!("warning: cannot read the bound address: {e}"),
+            }
+            viewer.run();
+            ExitCode::SUCCESS
+        }
+        Err(wobble_viewer::ViewerError::Scene(e)) => {
+            report_scene_error(&e);
+            ExitCode::from(2)
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(1)
+        }
     }
 }
 

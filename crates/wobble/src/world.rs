@@ -254,6 +254,12 @@ impl World {
         self.report
     }
 
+    /// The blow-up that stopped this world, if any (only a rebuild clears it).
+    #[must_use]
+    pub fn halted(&self) -> Option<&BlowUp> {
+        self.halted.as_deref()
+    }
+
     /// True when some particle rotates.
     #[must_use]
     pub fn rotational(&self) -> bool {

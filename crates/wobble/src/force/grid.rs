@@ -371,6 +371,12 @@ impl ForceTerm for GridElasticity {
         out.extend((0..l.p.len()).filter(|&k| l.kind[k] == LengthKind::Metric).map(|k| [l.p[k], l.q[k]]));
     }
 
+    /// Rest length of each metric constraint, √G⁰ / s.
+    fn segment_rest_lengths(&self, out: &mut Vec<f64>) {
+        let l = &self.lengths;
+        out.extend((0..l.p.len()).filter(|&k| l.kind[k] == LengthKind::Metric).map(|k| l.g0[k].sqrt() / l.s[k]));
+    }
+
     fn counts(&self) -> Vec<(String, usize)> {
         let mut out: Vec<(String, usize)> = self
             .family_counts()

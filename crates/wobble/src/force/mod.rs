@@ -212,6 +212,15 @@ pub trait ForceTerm: std::any::Any + Send + Sync + Debug {
     /// Appends the particle pairs this term connects (for drawing springs).
     fn segments(&self, _out: &mut Vec<[u32; 2]>) {}
 
+    /// Appends the rest length (m) of each segment [`ForceTerm::segments`] appends,
+    /// in the same order, so that viewers can colour by strain (r − L)/L. The default
+    /// appends NaN for each: unknown, viewers then measure from the first state.
+    fn segment_rest_lengths(&self, out: &mut Vec<f64>) {
+        let mut segments = Vec::new();
+        self.segments(&mut segments);
+        out.extend(std::iter::repeat_n(f64::NAN, segments.len()));
+    }
+
     /// Model-specific measurements for reports and experiments
     /// (`[("inverted_cells", 0.0), ...]`).
     fn measures(&self, _state: &State) -> Vec<(&'static str, f64)> {

@@ -1038,6 +1038,10 @@ impl ForceTerm for SpringNetwork {
         out.extend(self.a.iter().zip(&self.b).map(|(&a, &b)| [a, b]));
     }
 
+    fn segment_rest_lengths(&self, out: &mut Vec<f64>) {
+        out.extend_from_slice(&self.rest);
+    }
+
     fn counts(&self) -> Vec<(String, usize)> {
         SpringKind::ALL
             .into_iter()

@@ -1,0 +1,495 @@
+//! The simulation thread: owns the world, applies requests, steps at real time where
+//! it can, and broadcasts frames and status to every connected page.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError};
+use std::time::{Duration, Instant};
+
+use glam::DVec3;
+use tungstenite::Message;
+use tungstenite::protocol::frame::Utf8Bytes;
+use wobble::World;
+use wobble::integrate::IntegratorKind;
+use wobble::world::StepError;
+use wobble_scene::{Scene, SceneError};
+
+use crate::protocol::{BodyInfo, Energy, FrameHeader, GrabInfo, Reply, Request, Status, Topology, encode_frame};
+
+/// Frames per second broadcast while running.
+pub const FRAME_RATE: f64 = 60.0;
+/// Status messages per second.
+const STATUS_RATE: f64 = 4.0;
+/// Most wall-clock time spent stepping per frame, as a fraction of the frame period:
+/// the rest is left for encoding, the sockets and the other core's work.
+const STEP_BUDGET: f64 = 0.75;
+/// Messages queued per page before frames to it are dropped (a slow page skips
+/// frames; it never stalls the simulation).
+pub const CLIENT_QUEUE: usize = 16;
+
+/// A connected page, as the simulation thread knows it.
+pub type ClientId = u64;
+
+/// What connection threads tell the simulation thread.
+#[derive(Debug)]
+pub enum Event {
+    /// A page connected; send it messages through `tx`.
+    Join(ClientId, SyncSender<Message>),
+    /// A page sent a request.
+    Request(ClientId, Request),
+    /// A page went away.
+    Leave(ClientId),
+}
+
+/// The world and where it came from.
+struct Session {
+    scene: Scene,
+    name: String,
+    world: World,
+    generation: u32,
+    playing: bool,
+    /// Drag spring constants chosen by the user (kept across rebuilds).
+    drag: wobble::force::DragSpringParams,
+}
+
+/// The simulation thread's state.
+pub struct Simulator {
+    session: Session,
+    scenes_dir: Option<PathBuf>,
+    clients: BTreeMap<ClientId, SyncSender<Message>>,
+    frame_buf: Vec<u8>,
+    dirty: bool,
+    /// Simulated time owed to real time, s.
+    owed: f64,
+    rate: RateMeter,
+    last_status: Instant,
+}
+
+/// Steps, simulated time and frames over a sliding second.
+struct RateMeter {
+    since: Instant,
+    steps: u64,
+    sim_time: f64,
+    frames: u64,
+    steps_per_second: f64,
+    realtime_ratio: f64,
+    frames_per_second: f64,
+}
+
+impl RateMeter {
+    fn new() -> Self {
+        Self {
+            since: Instant::now(),
+            steps: 0,
+            sim_time: 0.0,
+            frames: 0,
+            steps_per_second: 0.0,
+            realtime_ratio: 0.0,
+            frames_per_second: 0.0,
+        }
+    }
+
+    fn tick(&mut self) {
+        let wall = self.since.elapsed().as_secs_f64();
+        if wall >= 1.0 {
+            self.steps_per_second = self.steps as f64 / wall;
+            self.realtime_ratio = self.sim_time / wall;
+            self.frames_per_second = self.frames as f64 / wall;
+            *self = Self { since: Instant::now(), steps: 0, sim_time: 0.0, frames: 0, ..*self };
+        }
+    }
+}
+
+/// Display name of a scene: its file name, or the source name of the built-in one.
+fn scene_name(scene: &Scene) -> String {
+    let name = &scene.source.name;
+    if name.starts_with('<') {
+        return name.clone();
+    }
+    std::path::Path::new(name).file_name().map_or_else(|| name.clone(), |f| f.to_string_lossy().into_owned())
+}
+
+impl Session {
+    fn new(scene: Scene, generation: u32, drag: Option<wobble::force::DragSpringParams>) -> Result<Self, SceneError> {
+        let mut world = scene.build()?.world;
+        let drag = drag.unwrap_or(world.drag.params);
+        world.set_drag_params(drag);
+        Ok(Self { name: scene_name(&scene), scene, world, generation, playing: true, drag })
+    }
+}
+
+impl Simulator {
+    /// A simulator for `scene`, offering the `.toml` files of `scenes_dir` in the
+    /// chooser.
+    pub fn new(scene: Scene, scenes_dir: Option<PathBuf>) -> Result<Self, SceneError> {
+        Ok(Self {
+            session: Session::new(scene, 1, None)?,
+            scenes_dir,
+            clients: BTreeMap::new(),
+            frame_buf: Vec::new(),
+            dirty: true,
+            owed: 0.0,
+            rate: RateMeter::new(),
+            last_status: Instant::now(),
+        })
+    }
+
+    /// Scene files offered by the chooser, sorted.
+    #[must_use]
+    pub fn scene_files(&self) -> Vec<String> {
+        let Some(dir) = &self.scenes_dir else { return Vec::new() };
+        let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
+        let mut names: Vec<String> = entries
+            .filter_map(|e| e.ok())
+            .filter(|e| e.path().is_file())
+            .filter_map(|e| e.file_name().to_str().map(str::to_owned))
+            .filter(|n| n.ends_with(".toml"))
+            .collect();
+        names.sort();
+        names
+    }
+
+    /// Runs until every sender of `events` is gone.
+    pub fn run(mut self, events: Receiver<Event>) {
+        let period = Duration::from_secs_f64(1.0 / FRAME_RATE);
+        let mut next = Instant::now() + period;
+        let mut last = Instant::now();
+        loop {
+            // Handle requests until the next frame is due.
+            loop {
+                let now = Instant::now();
+                let wait = next.saturating_duration_since(now);
+                if wait.is_zero() {
+                    break;
+                }
+                match events.recv_timeout(wait) {
+                    Ok(e) => self.handle(e),
+                    Err(RecvTimeoutError::Timeout) => break,
+                    Err(RecvTimeoutError::Disconnected) => return,
+                }
+            }
+            let now = Instant::now();
+            next = (next + period).max(now);
+            let wall = (now - last).as_secs_f64().min(0.1);
+            last = now;
+            self.advance(wall, period.as_secs_f64() * STEP_BUDGET);
+            self.broadcast_frame();
+            if self.last_status.elapsed().as_secs_f64() >= 1.0 / STATUS_RATE {
+                self.broadcast(&Reply::Status(self.status()));
+            }
+            self.rate.tick();
+        }
+    }
+
+    /// Steps towards real time: `wall` seconds have passed; spend at most `budget`
+    /// seconds stepping.
+    fn advance(&mut self, wall: f64, budget: f64) {
+        let s = &mut self.session;
+        if !s.playing || s.world.halted().is_some() {
+            self.owed = 0.0;
+            return;
+        }
+        self.owed += wall;
+        let h = s.world.params().dt;
+        let t0 = Instant::now();
+        let sim0 = s.world.time();
+        let mut steps = 0;
+        while self.owed >= h {
+            if let Err(e) = s.world.step() {
+                self.on_step_error(&e);
+                break;
+            }
+            steps += 1;
+            self.owed -= h;
+            if t0.elapsed().as_secs_f64() > budget {
+                // Slower than real time: drop the debt rather than chase it.
+                self.owed = 0.0;
+                break;
+            }
+        }
+        let s = &self.session;
+        self.rate.steps += steps;
+        self.rate.sim_time += s.world.time() - sim0;
+        self.dirty |= steps > 0;
+    }
+
+    fn on_step_error(&mut self, e: &StepError) {
+        self.session.playing = false;
+        self.dirty = true;
+        let message = match e {
+            StepError::BlowUp(b) | StepError::Halted(b) => b.to_string(),
+            other => other.to_string(),
+        };
+        self.broadcast(&Reply::error(&message));
+        self.broadcast(&Reply::Status(self.status()));
+    }
+
+    /// Sends the current positions to every page if they changed.
+    fn broadcast_frame(&mut self) {
+        if !self.dirty || self.clients.is_empty() {
+            return;
+        }
+        self.dirty = false;
+        let w = &self.session.world;
+        let header = FrameHeader {
+            generation: self.session.generation,
+            n: w.state.len() as u32,
+            flags: u32::from(self.session.playing) | (u32::from(w.halted().is_some()) << 1),
+            steps: w.steps(),
+            time: w.time(),
+        };
+        encode_frame(&header, w.state.x.iter().map(|p| p.to_array()), &mut self.frame_buf);
+        let message = Message::binary(self.frame_buf.clone());
+        self.rate.frames += 1;
+        self.send_all(&message);
+    }
+
+    fn send_all(&mut self, message: &Message) {
+        self.clients.retain(|_, tx| match tx.try_send(message.clone()) {
+            Ok(()) | Err(TrySendError::Full(_)) => true,
+            Err(TrySendError::Disconnected(_)) => false,
+        });
+    }
+
+    fn broadcast(&mut self, reply: &Reply) {
+        if matches!(reply, Reply::Status(_)) {
+            self.last_status = Instant::now();
+        }
+        let message = Message::Text(Utf8Bytes::from(reply.to_json()));
+        self.send_all(&message);
+    }
+
+    /// Sends a JSON reply to one page. Replies are never dropped for a full queue
+    /// unless the page has stopped reading altogether.
+    fn reply(&mut self, client: ClientId, reply: &Reply) {
+        if let Some(tx) = self.clients.get(&client) {
+            let message = Message::Text(Utf8Bytes::from(reply.to_json()));
+            if let Err(TrySendError::Disconnected(_)) = tx.try_send(message) {
+                self.clients.remove(&client);
+            }
+        }
+    }
+
+    fn handle(&mut self, event: Event) {
+        match event {
+            Event::Join(id, tx) => {
+                self.clients.insert(id, tx);
+                let hello = Reply::Hello {
+                    scenes: self.scene_files(),
+                    integrators: IntegratorKind::ALL.iter().map(|k| k.name().to_owned()).collect(),
+                };
+                self.reply(id, &hello);
+                self.reply(id, &Reply::Topology(self.topology()));
+                self.reply(id, &Reply::Status(self.status()));
+                self.dirty = true;
+            }
+            Event::Leave(id) => {
+                self.clients.remove(&id);
+            }
+            Event::Request(id, request) => {
+                if let Err(message) = self.apply(id, request) {
+                    self.reply(id, &Reply::error(message));
+                }
+            }
+        }
+    }
+
+    /// Applies one request; `Err` carries the error text for the page.
+    fn apply(&mut self, client: ClientId, request: Request) -> Result<(), String> {
+        let world = &mut self.session.world;
+        match request {
+            Request::Play => {
+                if let Some(b) = world.halted() {
+                    return Err(format!("{b} Press reset to rebuild the scene."));
+                }
+                self.session.playing = true;
+                self.owed = 0.0;
+            }
+            Request::Pause => self.session.playing = false,
+            Request::Step { n } => {
+                self.session.playing = false;
+                for _ in 0..n {
+                    if let Err(e) = self.session.world.step() {
+                        self.on_step_error(&e);
+                        return Ok(());
+                    }
+                }
+                self.dirty = true;
+            }
+            Request::Reset => self.rebuild(self.session.scene.clone())?,
+            Request::Load { scene } => {
+                if !self.scene_files().contains(&scene) {
+                    return Err(format!(
+                        "unknown scene `{scene}`; the scene directory has: {}",
+                        self.scene_files().join(", ")
+                    ));
+                }
+                let dir = self.scenes_dir.clone().unwrap_or_default();
+                let loaded = Scene::load(&dir.join(&scene)).map_err(|e| e.to_string())?;
+                self.rebuild(loaded)?;
+            }
+            Request::Integrator { name } => {
+                let kind: IntegratorKind =
+                    name.parse().map_err(|e: wobble::integrate::UnknownIntegrator| e.to_string())?;
+                world.set_integrator(kind);
+            }
+            Request::Dt { value } => world.set_dt(value).map_err(|e| e.to_string())?,
+            Request::Param { key, value } => {
+                world.set_parameter(&key, value).map_err(|e| e.to_string())?;
+                self.session.drag = world.drag.params;
+                let params = Reply::Params { params: world.parameters() };
+                self.broadcast(&params);
+            }
+            Request::Grab { origin, dir } => {
+                let tolerance = 0.03 * self.bounds().1.max(1e-6);
+                let world = &mut self.session.world;
+                let picked = world.pick_ray(DVec3::from_array(origin), DVec3::from_array(dir), tolerance);
+                let point = picked.map(|i| world.state.x.get(i));
+                if let (Some(i), Some(p)) = (picked, point) {
+                    world.grab(i, p);
+                }
+                self.reply(client, &Reply::Grabbed { particle: picked, point: point.map(|p| p.to_array()) });
+            }
+            Request::Drag { cursor } => {
+                if world.drag.grab.is_none() {
+                    return Err("nothing is grabbed: send `grab` first".into());
+                }
+                world.move_cursor(DVec3::from_array(cursor), DVec3::ZERO);
+            }
+            Request::Release => world.release(),
+            Request::Pin { particle, origin, dir } => {
+                let n = world.state.len();
+                let target = match (particle, origin, dir) {
+                    (Some(i), _, _) if i < n => i,
+                    (Some(i), _, _) => return Err(format!("particle {i} does not exist (the scene has {n})")),
+                    (None, Some(o), Some(d)) => {
+                        let tolerance = 0.03 * self.bounds().1.max(1e-6);
+                        let world = &self.session.world;
+                        match world.pick_ray(DVec3::from_array(o), DVec3::from_array(d), tolerance) {
+                            Some(i) => i,
+                            None => return Ok(()),
+                        }
+                    }
+                    _ => return Err("`pin` takes `particle` or `origin` and `dir`".into()),
+                };
+                let world = &mut self.session.world;
+                let pinned = !world.particles.pinned[target];
+                world.set_pinned(target, pinned);
+                if world.drag.grab.is_some_and(|g| g.particle == target) && pinned {
+                    world.release();
+                }
+                let pins = Reply::Pins { pinned: self.pinned() };
+                self.broadcast(&pins);
+                self.dirty = true;
+            }
+            Request::Query { particles } => {
+                let n = world.state.len();
+                if let Some(&bad) = particles.iter().find(|&&i| i >= n) {
+                    return Err(format!("particle {bad} does not exist (the scene has {n})"));
+                }
+                let reply = Reply::Particles {
+                    generation: self.session.generation,
+                    time: world.time(),
+                    steps: world.steps(),
+                    x: particles.iter().map(|&i| world.state.x.get(i).to_array()).collect(),
+                    pinned: particles.iter().map(|&i| world.particles.pinned[i]).collect(),
+                };
+                self.reply(client, &reply);
+                return Ok(());
+            }
+            Request::Status => {}
+        }
+        // Every accepted request changes what the overlay shows: tell every page.
+        self.broadcast(&Reply::Status(self.status()));
+        Ok(())
+    }
+
+    /// Rebuilds the world from `scene`, keeping the user's drag constants.
+    fn rebuild(&mut self, scene: Scene) -> Result<(), String> {
+        let generation = self.session.generation.wrapping_add(1);
+        let session = Session::new(scene, generation, Some(self.session.drag)).map_err(|e| e.to_string())?;
+        self.session = session;
+        self.owed = 0.0;
+        self.dirty = true;
+        self.broadcast(&Reply::Topology(self.topology()));
+        Ok(())
+    }
+
+    fn pinned(&self) -> Vec<usize> {
+        let p = &self.session.world.particles.pinned;
+        (0..p.len()).filter(|&i| p[i]).collect()
+    }
+
+    /// Centre and diagonal of the current bounding box.
+    fn bounds(&self) -> ([f64; 3], f64) {
+        let (lo, hi) = wobble::metrics::bounding_box(&self.session.world.state.x);
+        (((lo + hi) * 0.5).to_array(), (hi - lo).length())
+    }
+
+    fn topology(&self) -> Topology {
+        let w = &self.session.world;
+        let mut segments = Vec::new();
+        let mut rest = Vec::new();
+        for term in &w.forces {
+            let before = segments.len();
+            term.segments(&mut segments);
+            let mut lengths = Vec::new();
+            term.segment_rest_lengths(&mut lengths);
+            let added = segments.len() - before;
+            if lengths.len() == added {
+                rest.extend(lengths.iter().map(|&l| (l.is_finite() && l > 0.0).then_some(l as f32)));
+            } else {
+                rest.extend(std::iter::repeat_n(None, added));
+            }
+        }
+        let (center, size) = self.bounds();
+        Topology {
+            generation: self.session.generation,
+            scene: self.session.name.clone(),
+            n: w.state.len(),
+            triangles: w.topology.triangles.iter().flatten().copied().collect(),
+            lines: w.topology.lines.iter().flatten().copied().collect(),
+            segments: segments.iter().flatten().copied().collect(),
+            rest,
+            bodies: w
+                .topology
+                .bodies
+                .iter()
+                .map(|b| BodyInfo {
+                    name: b.name.clone(),
+                    kind: b.kind.clone(),
+                    start: b.particles.start,
+                    end: b.particles.end,
+                    closed: b.closed,
+                })
+                .collect(),
+            pinned: self.pinned(),
+            params: w.parameters(),
+            integrator: w.params().integrator.name().to_owned(),
+            dt: w.params().dt,
+            center,
+            size,
+        }
+    }
+
+    fn status(&self) -> Status {
+        let w = &self.session.world;
+        let m = w.metrics();
+        Status {
+            generation: self.session.generation,
+            time: w.time(),
+            steps: w.steps(),
+            playing: self.session.playing,
+            steps_per_second: self.rate.steps_per_second,
+            realtime_ratio: self.rate.realtime_ratio,
+            frames_per_second: self.rate.frames_per_second,
+            energy: Energy { kinetic: m.kinetic, potential: m.potential, total: m.total },
+            volume: m.volume,
+            grab: w.drag.grab.map(|g| GrabInfo { particle: g.particle, cursor: g.cursor.to_array() }),
+            halted: w.halted().map(|b| b.to_string()),
+            integrator: w.params().integrator.name().to_owned(),
+            dt: w.params().dt,
+            clients: self.clients.len(),
+        }
+    }
+}
