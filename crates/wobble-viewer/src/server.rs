@@ -14,7 +14,7 @@ use tungstenite::{Message, WebSocket};
 
 use crate::assets;
 use crate::protocol::{self, MAX_REQUEST_BYTES, ProtocolError, Reply};
-use crate::sim::{CLIENT_QUEUE, ClientId, Event};
+use crate::sim::{ClientId, Event, FRAME_QUEUE, JSON_QUEUE, Outbox};
 
 /// Largest HTTP request head accepted, bytes.
 const MAX_HEAD: usize = 16 * 1024;
@@ -125,11 +125,12 @@ fn websocket(mut stream: TcpStream, head: &Head, rest: Vec<u8>, events: &Sender<
     let mut ws = WebSocket::from_partially_read(stream, rest, Role::Server, Some(config));
 
     let id: ClientId = NEXT_CLIENT.fetch_add(1, Ordering::Relaxed);
-    let (tx, rx) = mpsc::sync_channel::<Message>(CLIENT_QUEUE);
-    if events.send(Event::Join(id, tx)).is_err() {
+    let (json, json_rx) = mpsc::sync_channel::<Message>(JSON_QUEUE);
+    let (frames, frames_rx) = mpsc::sync_channel::<Message>(FRAME_QUEUE);
+    if events.send(Event::Join(id, Outbox { json, frames })).is_err() {
         return Ok(());
     }
-    let result = pump(&mut ws, id, &rx, events);
+    let result = pump(&mut ws, id, [&json_rx, &frames_rx], events);
     let _ = events.send(Event::Leave(id));
     result
 }
@@ -138,7 +139,7 @@ fn websocket(mut stream: TcpStream, head: &Head, rest: Vec<u8>, events: &Sender<
 fn pump(
     ws: &mut WebSocket<TcpStream>,
     id: ClientId,
-    rx: &mpsc::Receiver<Message>,
+    queues: [&mpsc::Receiver<Message>; 2],
     events: &Sender<Event>,
 ) -> io::Result<()> {
     use tungstenite::Error;
@@ -164,11 +165,14 @@ fn pump(
             }
             Err(e) => return Err(io::Error::other(e.to_string())),
         }
-        loop {
-            match rx.try_recv() {
-                Ok(message) => ws.send(message).map_err(|e| io::Error::other(e.to_string()))?,
-                Err(TryRecvError::Empty) => break,
-                Err(TryRecvError::Disconnected) => return Ok(()),
+        // JSON first, so a topology precedes the frames that use it.
+        for rx in queues {
+            loop {
+                match rx.try_recv() {
+                    Ok(message) => ws.send(message).map_err(|e| io::Error::other(e.to_string()))?,
+                    Err(TryRecvError::Empty) => break,
+                    Err(TryRecvError::Disconnected) => return Ok(()),
+                }
             }
         }
     }

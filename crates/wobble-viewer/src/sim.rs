@@ -23,9 +23,22 @@ const STATUS_RATE: f64 = 4.0;
 /// Most wall-clock time spent stepping per frame, as a fraction of the frame period:
 /// the rest is left for encoding, the sockets and the other core's work.
 const STEP_BUDGET: f64 = 0.75;
-/// Messages queued per page before frames to it are dropped (a slow page skips
-/// frames; it never stalls the simulation).
-pub const CLIENT_QUEUE: usize = 16;
+/// Frames queued per page before further frames to it are dropped (a slow page
+/// skips frames; it never stalls the simulation).
+pub const FRAME_QUEUE: usize = 4;
+/// JSON messages queued per page before further ones are dropped: only a page that
+/// has stopped reading altogether loses replies.
+pub const JSON_QUEUE: usize = 1024;
+
+/// Where the simulation thread puts a page's messages: JSON replies and frames in
+/// separate queues, so that frames never crowd out a reply.
+#[derive(Debug)]
+pub struct Outbox {
+    /// JSON text messages.
+    pub json: SyncSender<Message>,
+    /// Binary frames.
+    pub frames: SyncSender<Message>,
+}
 
 /// A connected page, as the simulation thread knows it.
 pub type ClientId = u64;
@@ -33,8 +46,8 @@ pub type ClientId = u64;
 /// What connection threads tell the simulation thread.
 #[derive(Debug)]
 pub enum Event {
-    /// A page connected; send it messages through `tx`.
-    Join(ClientId, SyncSender<Message>),
+    /// A page connected; send it messages through its outbox.
+    Join(ClientId, Outbox),
     /// A page sent a request.
     Request(ClientId, Request),
     /// A page went away.
@@ -56,7 +69,7 @@ struct Session {
 pub struct Simulator {
     session: Session,
     scenes_dir: Option<PathBuf>,
-    clients: BTreeMap<ClientId, SyncSender<Message>>,
+    clients: BTreeMap<ClientId, Outbox>,
     frame_buf: Vec<u8>,
     dirty: bool,
     /// Simulated time owed to real time, s.
@@ -241,11 +254,11 @@ impl Simulator {
         encode_frame(&header, w.state.x.iter().map(|p| p.to_array()), &mut self.frame_buf);
         let message = Message::binary(self.frame_buf.clone());
         self.rate.frames += 1;
-        self.send_all(&message);
+        self.send_all(&message, |o| &o.frames);
     }
 
-    fn send_all(&mut self, message: &Message) {
-        self.clients.retain(|_, tx| match tx.try_send(message.clone()) {
+    fn send_all(&mut self, message: &Message, queue: fn(&Outbox) -> &SyncSender<Message>) {
+        self.clients.retain(|_, outbox| match queue(outbox).try_send(message.clone()) {
             Ok(()) | Err(TrySendError::Full(_)) => true,
             Err(TrySendError::Disconnected(_)) => false,
         });
@@ -256,15 +269,14 @@ impl Simulator {
             self.last_status = Instant::now();
         }
         let message = Message::Text(Utf8Bytes::from(reply.to_json()));
-        self.send_all(&message);
+        self.send_all(&message, |o| &o.json);
     }
 
-    /// Sends a JSON reply to one page. Replies are never dropped for a full queue
-    /// unless the page has stopped reading altogether.
+    /// Sends a JSON reply to one page.
     fn reply(&mut self, client: ClientId, reply: &Reply) {
-        if let Some(tx) = self.clients.get(&client) {
+        if let Some(outbox) = self.clients.get(&client) {
             let message = Message::Text(Utf8Bytes::from(reply.to_json()));
-            if let Err(TrySendError::Disconnected(_)) = tx.try_send(message) {
+            if let Err(TrySendError::Disconnected(_)) = outbox.json.try_send(message) {
                 self.clients.remove(&client);
             }
         }
@@ -404,10 +416,13 @@ impl Simulator {
         Ok(())
     }
 
-    /// Rebuilds the world from `scene`, keeping the user's drag constants.
+    /// Rebuilds the world from `scene`, keeping the user's drag constants and
+    /// whether it plays.
     fn rebuild(&mut self, scene: Scene) -> Result<(), String> {
         let generation = self.session.generation.wrapping_add(1);
-        let session = Session::new(scene, generation, Some(self.session.drag)).map_err(|e| e.to_string())?;
+        let mut session = Session::new(scene, generation, Some(self.session.drag)).map_err(|e| e.to_string())?;
+        // A paused page stays paused: the user may want to set things up first.
+        session.playing = self.session.playing;
         self.session = session;
         self.owed = 0.0;
         self.dirty = true;

@@ -1,0 +1,368 @@
+//! The viewer server end to end over real sockets: static files, the WebSocket
+//! protocol with a tungstenite client, several clients, garbage, blow-up and reset.
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use tungstenite::{Message, WebSocket};
+use wobble_scene::{Scene, Source};
+use wobble_viewer::Viewer;
+use wobble_viewer::protocol::{FrameHeader, decode_frame};
+
+/// A 6 × 6 horizontal cloth held at two corners.
+const CLOTH: &str = r#"
+[simulation]
+integrator = "symplectic-euler"
+dt = 1e-3
+gravity = [0, -9.81, 0]
+
+[[body]]
+name = "cloth"
+type = "cloth"
+nx = 6
+ny = 6
+spacing = 0.1
+origin = [0, 1, 0]
+u = [1, 0, 0]
+v = [0, 0, 1]
+mass = 0.5
+pin = { grid = [[0, 0], [5, 0]] }
+springs.structural = { stiffness = 800, damping = 0.2 }
+springs.shear = { stiffness = 400, damping = 0.1 }
+"#;
+
+fn scenes_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scenes")
+}
+
+fn start(text: &str) -> SocketAddr {
+    let scene = Scene::parse(Source::new("test-cloth.toml", text), PathBuf::from(".")).expect("scene parses");
+    let viewer = Viewer::bind(scene, Some(scenes_dir()), 0).expect("binds");
+    let addr = viewer.local_addr().expect("address");
+    std::thread::spawn(move || viewer.run());
+    addr
+}
+
+struct Client {
+    ws: WebSocket<TcpStream>,
+    /// Header of the last frame read (also while looking for JSON messages).
+    last_frame: Option<FrameHeader>,
+}
+
+impl Client {
+    fn connect(addr: SocketAddr) -> Client {
+        let stream = TcpStream::connect(addr).expect("connects");
+        stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let (ws, _) = tungstenite::client(format!("ws://{addr}/ws"), stream).expect("handshake");
+        Client { ws, last_frame: None }
+    }
+
+    fn send(&mut self, v: Value) {
+        self.ws.send(Message::text(v.to_string())).expect("sends");
+    }
+
+    fn send_raw(&mut self, m: Message) {
+        self.ws.send(m).expect("sends");
+    }
+
+    /// The next JSON message of type `kind`, skipping others and frames.
+    fn next(&mut self, kind: &str) -> Value {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while Instant::now() < deadline {
+            match self.ws.read().expect("reads") {
+                Message::Text(t) => {
+                    let v: Value = serde_json::from_str(t.as_str()).expect("server sends JSON");
+                    if v["type"] == kind {
+                        return v;
+                    }
+                }
+                Message::Binary(b) => {
+                    self.last_frame = Some(decode_frame(&b).expect("server frames decode").0);
+                }
+                _ => {}
+            }
+        }
+        panic!("no `{kind}` message within 20 s");
+    }
+
+    /// Waits (up to 20 s) for a status message that satisfies `pred`.
+    fn wait_status(&mut self, pred: impl Fn(&Value) -> bool) -> Value {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let s = self.next("status");
+            if pred(&s) {
+                return s;
+            }
+            assert!(Instant::now() < deadline, "no matching status within 20 s; last: {s}");
+        }
+    }
+
+    /// The next binary frame (within 20 s).
+    fn frame(&mut self) -> (FrameHeader, Vec<[f32; 3]>) {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while Instant::now() < deadline {
+            if let Message::Binary(b) = self.ws.read().expect("reads") {
+                let frame = decode_frame(&b).expect("decodes");
+                self.last_frame = Some(frame.0);
+                return frame;
+            }
+        }
+        panic!("no frame within 20 s");
+    }
+
+    fn query(&mut self, particles: &[usize]) -> Value {
+        self.send(json!({"type": "query", "particles": particles}));
+        self.next("particles")
+    }
+}
+
+fn position(v: &Value, k: usize) -> [f64; 3] {
+    let p = &v["x"][k];
+    [p[0].as_f64().unwrap(), p[1].as_f64().unwrap(), p[2].as_f64().unwrap()]
+}
+
+fn http_get(addr: SocketAddr, path: &str) -> (String, Vec<u8>) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    write!(s, "GET {path} HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+    let mut out = Vec::new();
+    s.read_to_end(&mut out).unwrap();
+    let split = out.windows(4).position(|w| w == b"\r\n\r\n").expect("response head") + 4;
+    (String::from_utf8_lossy(&out[..split]).into_owned(), out[split..].to_vec())
+}
+
+#[test]
+fn serves_the_page_and_its_vendored_scripts() {
+    let addr = start(CLOTH);
+    let (head, body) = http_get(addr, "/");
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    assert!(String::from_utf8_lossy(&body).contains("/app.js"));
+    for path in [
+        "/app.js",
+        "/style.css",
+        "/vendor/three.module.min.js",
+        "/vendor/three.core.min.js",
+        "/vendor/OrbitControls.js",
+    ] {
+        let (head, body) = http_get(addr, path);
+        assert!(head.starts_with("HTTP/1.1 200"), "{path}: {head}");
+        assert!(!body.is_empty(), "{path}");
+    }
+    let (head, _) = http_get(addr, "/../Cargo.toml");
+    assert!(head.starts_with("HTTP/1.1 404"), "{head}");
+    // A plain GET of /ws without the upgrade headers is refused, not fatal.
+    let (head, _) = http_get(addr, "/ws");
+    assert!(head.starts_with("HTTP/1.1 400"), "{head}");
+    let (head, _) = http_get(addr, "/");
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+}
+
+#[test]
+fn a_new_page_gets_hello_topology_status_and_frames() {
+    let addr = start(CLOTH);
+    let mut c = Client::connect(addr);
+    let hello = c.next("hello");
+    let scenes: Vec<&str> = hello["scenes"].as_array().unwrap().iter().map(|s| s.as_str().unwrap()).collect();
+    assert!(scenes.contains(&"default.toml") && scenes.contains(&"drag.toml"), "{scenes:?}");
+    assert_eq!(hello["integrators"].as_array().unwrap().len(), 6);
+    let topo = c.next("topology");
+    assert_eq!(topo["n"], 36);
+    assert_eq!(topo["scene"], "test-cloth.toml");
+    // 5 × 5 quads, two triangles each, three indices per triangle.
+    assert_eq!(topo["triangles"].as_array().unwrap().len(), 5 * 5 * 2 * 3);
+    let segments = topo["segments"].as_array().unwrap().len() / 2;
+    assert_eq!(topo["rest"].as_array().unwrap().len(), segments);
+    assert!(topo["rest"].as_array().unwrap().iter().all(|r| r.as_f64().is_some_and(|r| r > 0.0)));
+    assert_eq!(topo["pinned"], json!([0, 5]));
+    let keys: Vec<&str> = topo["params"].as_array().unwrap().iter().map(|p| p["key"].as_str().unwrap()).collect();
+    assert!(
+        keys.contains(&"gravity.g") && keys.contains(&"drag.stiffness") && keys.contains(&"drag.damping"),
+        "{keys:?}"
+    );
+    let status = c.next("status");
+    assert_eq!(status["generation"], topo["generation"]);
+    let (header, x) = c.frame();
+    assert_eq!(header.n, 36);
+    assert_eq!(x.len(), 36);
+    assert_eq!(header.generation as u64, topo["generation"].as_u64().unwrap());
+}
+
+#[test]
+fn garbage_is_answered_with_an_error_and_the_server_keeps_serving() {
+    let addr = start(CLOTH);
+    let mut c = Client::connect(addr);
+    c.next("topology");
+    for bad in ["not json", "{\"type\":\"fly\"}", "{\"type\":\"dt\",\"value\":\"fast\"}", "{\"type\":\"step\",\"n\":0}"]
+    {
+        c.send_raw(Message::text(bad));
+        let e = c.next("error");
+        assert!(e["message"].as_str().unwrap().starts_with("malformed message"), "{bad}: {e}");
+    }
+    c.send_raw(Message::binary(vec![1u8, 2, 3]));
+    assert!(c.next("error")["message"].as_str().unwrap().contains("binary"));
+    // Well-formed but wrong: named in the error.
+    c.send(json!({"type": "param", "key": "gravity.gee", "value": 1.0}));
+    let e = c.next("error");
+    assert!(e["message"].as_str().unwrap().contains("gravity.gee"), "{e}");
+    c.send(json!({"type": "load", "scene": "../../etc/passwd"}));
+    assert!(c.next("error")["message"].as_str().unwrap().contains("unknown scene"));
+    c.send(json!({"type": "query", "particles": [36]}));
+    assert!(c.next("error")["message"].as_str().unwrap().contains("does not exist"));
+    // Still serving this connection and new ones.
+    c.send(json!({"type": "status"}));
+    c.next("status");
+    let mut d = Client::connect(addr);
+    d.next("topology");
+    // A raw socket that sends junk instead of a WebSocket frame only loses itself.
+    let mut junk = TcpStream::connect(addr).unwrap();
+    write!(junk, "GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n").unwrap();
+    junk.write_all(&[0xff; 64]).unwrap();
+    drop(junk);
+    d.send(json!({"type": "status"}));
+    d.next("status");
+}
+
+#[test]
+fn several_pages_watch_one_simulation_and_a_closed_page_changes_nothing() {
+    let addr = start(CLOTH);
+    let mut a = Client::connect(addr);
+    let mut b = Client::connect(addr);
+    a.next("topology");
+    b.next("topology");
+    a.send(json!({"type": "pause"}));
+    a.send(json!({"type": "step", "n": 10}));
+    // Requests are applied in arrival order, so a query answers after the step.
+    let steps = a.query(&[0])["steps"].as_u64().unwrap();
+    assert_eq!(b.query(&[0])["steps"].as_u64(), Some(steps), "b sees the same simulation");
+    b.wait_status(|s| s["clients"] == 2);
+    // a vanishes without a close handshake; b goes on.
+    drop(a);
+    b.send(json!({"type": "step", "n": 5}));
+    assert_eq!(b.query(&[0])["steps"].as_u64(), Some(steps + 5));
+    b.wait_status(|s| s["clients"] == 1 && s["steps"].as_u64() == Some(steps + 5));
+    // The frame of that step came after the step's status (it may already be read).
+    if b.last_frame.is_none_or(|h| h.steps != steps + 5) {
+        assert_eq!(b.frame().0.steps, steps + 5);
+    }
+}
+
+#[test]
+fn step_query_pin_and_parameters() {
+    let addr = start(CLOTH);
+    let mut c = Client::connect(addr);
+    c.next("topology");
+    c.send(json!({"type": "pause"}));
+    c.next("status");
+    let before = c.query(&[14, 20]);
+    c.send(json!({"type": "pin", "particle": 14}));
+    assert_eq!(c.next("pins")["pinned"], json!([0, 5, 14]));
+    c.send(json!({"type": "step", "n": 200}));
+    let after = c.query(&[14, 20]);
+    assert_eq!(after["steps"].as_u64().unwrap(), before["steps"].as_u64().unwrap() + 200);
+    assert_eq!(after["pinned"], json!([true, false]));
+    assert_eq!(position(&after, 0), position(&before, 0), "a pinned particle does not move");
+    assert!(position(&after, 1)[1] < position(&before, 1)[1] - 0.01, "a free one falls: {after}");
+    // Unpin; it falls again.
+    c.send(json!({"type": "pin", "particle": 14}));
+    assert_eq!(c.next("pins")["pinned"], json!([0, 5]));
+    c.send(json!({"type": "step", "n": 100}));
+    assert!(position(&c.query(&[14]), 0)[1] < position(&after, 0)[1] - 1e-3);
+
+    // A live parameter: without gravity, a cloth at rest stays at rest.
+    c.send(json!({"type": "reset"}));
+    c.next("topology");
+    c.send(json!({"type": "pause"}));
+    c.send(json!({"type": "param", "key": "gravity.g", "value": 0.0}));
+    let params = c.next("params");
+    let g = params["params"].as_array().unwrap().iter().find(|p| p["key"] == "gravity.g").unwrap();
+    assert_eq!(g["value"], 0.0);
+    let rest = c.query(&[20]);
+    c.send(json!({"type": "step", "n": 200}));
+    assert_eq!(position(&c.query(&[20]), 0), position(&rest, 0));
+}
+
+#[test]
+fn a_grab_pulls_the_particle_toward_the_cursor() {
+    let addr = start(CLOTH);
+    let mut c = Client::connect(addr);
+    c.next("topology");
+    c.send(json!({"type": "pause"}));
+    c.send(json!({"type": "param", "key": "gravity.g", "value": 0.0}));
+    c.next("params");
+    // Straight down onto the cloth's middle (it spans 0..0.5 in x and z at y = 1).
+    c.send(json!({"type": "grab", "origin": [0.21, 2.0, 0.19], "dir": [0, -1, 0]}));
+    let grabbed = c.next("grabbed");
+    let i = grabbed["particle"].as_u64().expect("the ray hits the cloth") as usize;
+    assert_eq!(i, 2 * 6 + 2, "nearest vertex to (0.2, 1, 0.2)");
+    let cursor = [0.2, 1.15, 0.2];
+    c.send(json!({"type": "drag", "cursor": cursor}));
+    c.send(json!({"type": "step", "n": 500}));
+    let x = position(&c.query(&[i]), 0);
+    let dist =
+        |p: [f64; 3]| ((p[0] - cursor[0]).powi(2) + (p[1] - cursor[1]).powi(2) + (p[2] - cursor[2]).powi(2)).sqrt();
+    // The cloth's springs hold it back, so it settles short of the cursor where the
+    // drag spring balances them; a stiffer drag spring (MKS) takes it closer.
+    assert!(dist(x) < 0.8 * 0.15, "the particle moved from 0.15 m to {} m of the cursor", dist(x));
+    c.send(json!({"type": "param", "key": "drag.stiffness", "value": 600.0}));
+    c.send(json!({"type": "param", "key": "drag.damping", "value": 5.0}));
+    c.send(json!({"type": "step", "n": 500}));
+    let closer = position(&c.query(&[i]), 0);
+    assert!(dist(closer) < 0.5 * dist(x), "MKS 150 N/m: {} m from the cursor; 600 N/m: {} m", dist(x), dist(closer));
+    let status = {
+        c.send(json!({"type": "status"}));
+        c.next("status")
+    };
+    assert_eq!(status["grab"]["particle"], i);
+    c.send(json!({"type": "release"}));
+    c.send(json!({"type": "status"}));
+    assert!(c.next("status")["grab"].is_null());
+    // A ray that misses grabs nothing.
+    c.send(json!({"type": "grab", "origin": [5, 2, 5], "dir": [0, 1, 0]}));
+    assert!(c.next("grabbed")["particle"].is_null());
+}
+
+#[test]
+fn a_blow_up_is_reported_with_the_cli_text_and_reset_recovers() {
+    let addr = start(CLOTH);
+    let mut c = Client::connect(addr);
+    let topo = c.next("topology");
+    c.send(json!({"type": "pause"}));
+    c.send(json!({"type": "dt", "value": 0.2}));
+    c.send(json!({"type": "step", "n": 200}));
+    let e = c.next("error");
+    let text = e["message"].as_str().unwrap();
+    assert!(text.starts_with("the simulation blew up at step"), "{text}");
+    let halted = c.wait_status(|s| !s["halted"].is_null());
+    assert_eq!(halted["halted"].as_str().unwrap(), text, "the status carries the same text");
+    // Play is refused while halted, with the reason.
+    c.send(json!({"type": "play"}));
+    assert!(c.next("error")["message"].as_str().unwrap().contains("reset"));
+    c.send(json!({"type": "reset"}));
+    let again = c.next("topology");
+    assert!(again["generation"].as_u64() > topo["generation"].as_u64());
+    assert_eq!(again["dt"], 1e-3, "reset restores the scene's time step");
+    let s = c.next("status");
+    assert!(s["halted"].is_null());
+    c.send(json!({"type": "pause"}));
+    c.send(json!({"type": "step", "n": 10}));
+    let q = c.query(&[20]);
+    assert!(q["x"][0][1].as_f64().unwrap().is_finite());
+}
+
+#[test]
+fn scenes_load_from_the_scene_directory_and_integrators_switch() {
+    let addr = start(CLOTH);
+    let mut c = Client::connect(addr);
+    c.next("topology");
+    c.send(json!({"type": "load", "scene": "chain.toml"}));
+    let topo = c.next("topology");
+    assert_eq!(topo["scene"], "chain.toml");
+    assert!(!topo["lines"].as_array().unwrap().is_empty(), "a chain draws as lines");
+    c.send(json!({"type": "integrator", "name": "rk4"}));
+    let s = c.wait_status(|s| s["integrator"] == "rk4");
+    assert_eq!(s["generation"], topo["generation"]);
+    c.send(json!({"type": "integrator", "name": "rk5"}));
+    assert!(c.next("error")["message"].as_str().unwrap().contains("unknown integrator `rk5`"));
+}
