@@ -10,6 +10,7 @@ use glam::DVec3;
 use tungstenite::Message;
 use tungstenite::protocol::frame::Utf8Bytes;
 use wobble::World;
+use wobble::force::DragSpringParams;
 use wobble::integrate::IntegratorKind;
 use wobble::world::StepError;
 use wobble_scene::{Scene, SceneError};
@@ -54,6 +55,36 @@ pub enum Event {
     Leave(ClientId),
 }
 
+/// Largest c h / m that the starting drag damping gives the lightest grabbable
+/// particle (see [`starting_drag`]).
+pub const DRAG_DAMPING_LIMIT: f64 = 0.2;
+/// Largest k h² / m that the starting drag stiffness gives it.
+pub const DRAG_STIFFNESS_LIMIT: f64 = 0.05;
+
+/// The drag spring a scene starts with in the viewer: 004's MKS and MKD, each
+/// reduced where it would make the lightest grabbable particle unstable on its own
+/// at the scene's time step. An explicit step of a mass m tied to a fixed point by a
+/// spring k with damping c needs h c/m and h² k/m well below 1 (the default cloth's
+/// particles weigh 0.5 g: 004's MKD of 25 N s/m gives h c/m = 10 at h = 0.2 ms, and
+/// the first drag blows the cloth up). The user's sliders may go beyond.
+#[must_use]
+pub fn starting_drag(world: &World) -> DragSpringParams {
+    let h = world.params().dt;
+    let p = &world.particles;
+    let lightest = (0..p.len())
+        .filter(|&i| world.pickable()[i] && !p.pinned[i] && p.mass[i] > 0.0)
+        .map(|i| p.mass[i])
+        .fold(f64::INFINITY, f64::min);
+    let default = DragSpringParams::default();
+    if !lightest.is_finite() {
+        return default;
+    }
+    DragSpringParams {
+        stiffness: default.stiffness.min(DRAG_STIFFNESS_LIMIT * lightest / (h * h)),
+        damping: default.damping.min(DRAG_DAMPING_LIMIT * lightest / h),
+    }
+}
+
 /// The world and where it came from.
 struct Session {
     scene: Scene,
@@ -61,8 +92,9 @@ struct Session {
     world: World,
     generation: u32,
     playing: bool,
-    /// Drag spring constants chosen by the user (kept across rebuilds).
-    drag: wobble::force::DragSpringParams,
+    /// Drag spring constants the user chose (kept across resets, dropped when
+    /// another scene is loaded).
+    user_drag: Option<DragSpringParams>,
 }
 
 /// The simulation thread's state.
@@ -123,11 +155,11 @@ fn scene_name(scene: &Scene) -> String {
 }
 
 impl Session {
-    fn new(scene: Scene, generation: u32, drag: Option<wobble::force::DragSpringParams>) -> Result<Self, SceneError> {
+    fn new(scene: Scene, generation: u32, user_drag: Option<DragSpringParams>) -> Result<Self, SceneError> {
         let mut world = scene.build()?.world;
-        let drag = drag.unwrap_or(world.drag.params);
+        let drag = user_drag.unwrap_or_else(|| starting_drag(&world));
         world.set_drag_params(drag);
-        Ok(Self { name: scene_name(&scene), scene, world, generation, playing: true, drag })
+        Ok(Self { name: scene_name(&scene), scene, world, generation, playing: true, user_drag })
     }
 }
 
@@ -328,7 +360,7 @@ impl Simulator {
                 }
                 self.dirty = true;
             }
-            Request::Reset => self.rebuild(self.session.scene.clone())?,
+            Request::Reset => self.rebuild(self.session.scene.clone(), self.session.user_drag)?,
             Request::Load { scene } => {
                 if !self.scene_files().contains(&scene) {
                     return Err(format!(
@@ -338,7 +370,7 @@ impl Simulator {
                 }
                 let dir = self.scenes_dir.clone().unwrap_or_default();
                 let loaded = Scene::load(&dir.join(&scene)).map_err(|e| e.to_string())?;
-                self.rebuild(loaded)?;
+                self.rebuild(loaded, None)?;
             }
             Request::Integrator { name } => {
                 let kind: IntegratorKind =
@@ -348,7 +380,9 @@ impl Simulator {
             Request::Dt { value } => world.set_dt(value).map_err(|e| e.to_string())?,
             Request::Param { key, value } => {
                 world.set_parameter(&key, value).map_err(|e| e.to_string())?;
-                self.session.drag = world.drag.params;
+                if key.starts_with("drag.") {
+                    self.session.user_drag = Some(world.drag.params);
+                }
                 let params = Reply::Params { params: world.parameters() };
                 self.broadcast(&params);
             }
@@ -416,11 +450,11 @@ impl Simulator {
         Ok(())
     }
 
-    /// Rebuilds the world from `scene`, keeping the user's drag constants and
-    /// whether it plays.
-    fn rebuild(&mut self, scene: Scene) -> Result<(), String> {
+    /// Rebuilds the world from `scene` with the user's drag constants, if any,
+    /// keeping whether it plays.
+    fn rebuild(&mut self, scene: Scene, user_drag: Option<DragSpringParams>) -> Result<(), String> {
         let generation = self.session.generation.wrapping_add(1);
-        let mut session = Session::new(scene, generation, Some(self.session.drag)).map_err(|e| e.to_string())?;
+        let mut session = Session::new(scene, generation, user_drag).map_err(|e| e.to_string())?;
         // A paused page stays paused: the user may want to set things up first.
         session.playing = self.session.playing;
         self.session = session;

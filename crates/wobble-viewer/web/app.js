@@ -335,6 +335,7 @@ function onStatus(s) {
 let errorTimer = null;
 function showError(message) {
   state.errors.push(message);
+  if (message.startsWith('the simulation blew up')) return; // the banner shows it
   $('errors').textContent = message;
   clearTimeout(errorTimer);
   errorTimer = setTimeout(() => { $('errors').textContent = ''; }, 6000);
