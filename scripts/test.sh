@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
-# Runs the whole test suite: every crate's unit, integration and doc tests.
+# Runs the whole test suite: every crate's unit, integration and doc tests, then the
+# viewer's browser tests (scripts/e2e.sh; skip them with WOBBLE_E2E=0).
 # This is the command the README gives and the one CI runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo test --workspace "$@"
+if [[ "${WOBBLE_E2E:-1}" != 0 ]]; then
+  echo "== viewer browser tests (scripts/e2e.sh)"
+  scripts/e2e.sh
+fi

@@ -4,7 +4,8 @@
 
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Sender, TryRecvError};
 use std::time::Duration;
 
@@ -14,7 +15,7 @@ use tungstenite::{Message, WebSocket};
 
 use crate::assets;
 use crate::protocol::{self, MAX_REQUEST_BYTES, ProtocolError, Reply};
-use crate::sim::{ClientId, Event, FRAME_QUEUE, JSON_QUEUE, Outbox};
+use crate::sim::{ClientId, Event, Outbox, QUEUE};
 
 /// Largest HTTP request head accepted, bytes.
 const MAX_HEAD: usize = 16 * 1024;
@@ -125,12 +126,12 @@ fn websocket(mut stream: TcpStream, head: &Head, rest: Vec<u8>, events: &Sender<
     let mut ws = WebSocket::from_partially_read(stream, rest, Role::Server, Some(config));
 
     let id: ClientId = NEXT_CLIENT.fetch_add(1, Ordering::Relaxed);
-    let (json, json_rx) = mpsc::sync_channel::<Message>(JSON_QUEUE);
-    let (frames, frames_rx) = mpsc::sync_channel::<Message>(FRAME_QUEUE);
-    if events.send(Event::Join(id, Outbox { json, frames })).is_err() {
+    let (tx, rx) = mpsc::sync_channel::<Message>(QUEUE);
+    let frames_queued = Arc::new(AtomicUsize::new(0));
+    if events.send(Event::Join(id, Outbox { tx, frames_queued: frames_queued.clone() })).is_err() {
         return Ok(());
     }
-    let result = pump(&mut ws, id, [&json_rx, &frames_rx], events);
+    let result = pump(&mut ws, id, &rx, &frames_queued, events);
     let _ = events.send(Event::Leave(id));
     result
 }
@@ -139,7 +140,8 @@ fn websocket(mut stream: TcpStream, head: &Head, rest: Vec<u8>, events: &Sender<
 fn pump(
     ws: &mut WebSocket<TcpStream>,
     id: ClientId,
-    queues: [&mpsc::Receiver<Message>; 2],
+    rx: &mpsc::Receiver<Message>,
+    frames_queued: &AtomicUsize,
     events: &Sender<Event>,
 ) -> io::Result<()> {
     use tungstenite::Error;
@@ -165,14 +167,16 @@ fn pump(
             }
             Err(e) => return Err(io::Error::other(e.to_string())),
         }
-        // JSON first, so a topology precedes the frames that use it.
-        for rx in queues {
-            loop {
-                match rx.try_recv() {
-                    Ok(message) => ws.send(message).map_err(|e| io::Error::other(e.to_string()))?,
-                    Err(TryRecvError::Empty) => break,
-                    Err(TryRecvError::Disconnected) => return Ok(()),
+        loop {
+            match rx.try_recv() {
+                Ok(message) => {
+                    if message.is_binary() {
+                        frames_queued.fetch_sub(1, Ordering::AcqRel);
+                    }
+                    ws.send(message).map_err(|e| io::Error::other(e.to_string()))?;
                 }
+                Err(TryRecvError::Empty) => break,
+                Err(TryRecvError::Disconnected) => return Ok(()),
             }
         }
     }

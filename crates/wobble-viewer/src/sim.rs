@@ -3,6 +3,8 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError};
 use std::time::{Duration, Instant};
 
@@ -24,21 +26,22 @@ const STATUS_RATE: f64 = 4.0;
 /// Most wall-clock time spent stepping per frame, as a fraction of the frame period:
 /// the rest is left for encoding, the sockets and the other core's work.
 const STEP_BUDGET: f64 = 0.75;
-/// Frames queued per page before further frames to it are dropped (a slow page
+/// Frames queued per page before further frames to it are skipped (a slow page
 /// skips frames; it never stalls the simulation).
 pub const FRAME_QUEUE: usize = 4;
-/// JSON messages queued per page before further ones are dropped: only a page that
-/// has stopped reading altogether loses replies.
-pub const JSON_QUEUE: usize = 1024;
+/// Messages queued per page before further ones are dropped: only a page that has
+/// stopped reading altogether loses replies.
+pub const QUEUE: usize = 1024;
 
-/// Where the simulation thread puts a page's messages: JSON replies and frames in
-/// separate queues, so that frames never crowd out a reply.
+/// Where the simulation thread puts a page's messages: one queue, so that a
+/// topology always reaches the page before the frames that use it, with frames
+/// counted so that they never crowd out a reply.
 #[derive(Debug)]
 pub struct Outbox {
-    /// JSON text messages.
-    pub json: SyncSender<Message>,
-    /// Binary frames.
-    pub frames: SyncSender<Message>,
+    /// JSON text messages and binary frames, in order.
+    pub tx: SyncSender<Message>,
+    /// Frames in the queue (the connection thread decrements it as it sends one).
+    pub frames_queued: Arc<AtomicUsize>,
 }
 
 /// A connected page, as the simulation thread knows it.
@@ -286,13 +289,24 @@ impl Simulator {
         encode_frame(&header, w.state.x.iter().map(|p| p.to_array()), &mut self.frame_buf);
         let message = Message::binary(self.frame_buf.clone());
         self.rate.frames += 1;
-        self.send_all(&message, |o| &o.frames);
+        self.send_all(&message, true);
     }
 
-    fn send_all(&mut self, message: &Message, queue: fn(&Outbox) -> &SyncSender<Message>) {
-        self.clients.retain(|_, outbox| match queue(outbox).try_send(message.clone()) {
-            Ok(()) | Err(TrySendError::Full(_)) => true,
-            Err(TrySendError::Disconnected(_)) => false,
+    fn send_all(&mut self, message: &Message, frame: bool) {
+        self.clients.retain(|_, outbox| {
+            if frame && outbox.frames_queued.load(Ordering::Acquire) >= FRAME_QUEUE {
+                return true;
+            }
+            match outbox.tx.try_send(message.clone()) {
+                Ok(()) => {
+                    if frame {
+                        outbox.frames_queued.fetch_add(1, Ordering::AcqRel);
+                    }
+                    true
+                }
+                Err(TrySendError::Full(_)) => true,
+                Err(TrySendError::Disconnected(_)) => false,
+            }
         });
     }
 
@@ -301,14 +315,14 @@ impl Simulator {
             self.last_status = Instant::now();
         }
         let message = Message::Text(Utf8Bytes::from(reply.to_json()));
-        self.send_all(&message, |o| &o.json);
+        self.send_all(&message, false);
     }
 
     /// Sends a JSON reply to one page.
     fn reply(&mut self, client: ClientId, reply: &Reply) {
         if let Some(outbox) = self.clients.get(&client) {
             let message = Message::Text(Utf8Bytes::from(reply.to_json()));
-            if let Err(TrySendError::Disconnected(_)) = outbox.json.try_send(message) {
+            if let Err(TrySendError::Disconnected(_)) = outbox.tx.try_send(message) {
                 self.clients.remove(&client);
             }
         }
