@@ -151,6 +151,11 @@ test('the canvas shows the bodies where they are and background elsewhere', asyn
   for (let k = 0; k < 3; k++) assert.ok(differs(result.at[k]), `body pixel ${k} at ${JSON.stringify(targets[k])} is background: ${result.at[k]}`);
   assert.ok(!differs(result.at[3]), `the corner is not background: ${result.at[3]}`);
   assert.ok(result.fraction > 0.02 && result.fraction < 0.8, `fraction of body pixels ${result.fraction}`);
+  // Running: the cloth drapes over the (undrawn) post; wait on simulated time.
+  await page.click('#play');
+  await page.waitForFunction(() => window.wobble.state.frameTime > 1.0, null, { timeout: 120000 });
+  await page.click('#pause');
+  await page.screenshot({ path: path.join(shots, 'viewer-running.png') });
   await page.close();
 });
 

@@ -138,7 +138,7 @@ function frameCamera(topo) {
   const d = Math.max(topo.size, 0.1);
   camera.near = d * 0.005;
   camera.far = d * 100;
-  camera.position.copy(c).add(new THREE.Vector3(0.55, 0.65, 1.0).normalize().multiplyScalar(d * 1.25));
+  camera.position.copy(c).add(new THREE.Vector3(0.5, 0.45, 1.0).normalize().multiplyScalar(d * 1.5));
   camera.updateProjectionMatrix();
   controls.target.copy(c);
   controls.update();
