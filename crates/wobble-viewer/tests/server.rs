@@ -366,3 +366,21 @@ fn scenes_load_from_the_scene_directory_and_integrators_switch() {
     c.send(json!({"type": "integrator", "name": "rk5"}));
     assert!(c.next("error")["message"].as_str().unwrap().contains("unknown integrator `rk5`"));
 }
+
+#[test]
+fn the_starting_drag_spring_is_stable_for_the_lightest_particle() {
+    use wobble::force::DragSpringParams;
+    use wobble_viewer::sim::{DRAG_DAMPING_LIMIT, DRAG_STIFFNESS_LIMIT, starting_drag};
+    // The default scene's cloth: 0.5 kg over 32 × 32 particles, h = 0.2 ms.
+    let scene =
+        Scene::parse(Source::new("default", include_str!("../../../scenes/default.toml")), scenes_dir()).unwrap();
+    let world = scene.build().unwrap().world;
+    let drag = starting_drag(&world);
+    let (m, h) = (0.5 / 1024.0, 2e-4);
+    assert!((drag.damping - DRAG_DAMPING_LIMIT * m / h).abs() < 1e-12, "{drag:?}");
+    assert_eq!(drag.stiffness, DragSpringParams::default().stiffness, "150 N/m is within h² k/m ≤ 0.05");
+    assert!(h * h * drag.stiffness / m <= DRAG_STIFFNESS_LIMIT);
+    // Heavy particles keep 004's constants.
+    let heavy = Scene::parse(Source::new("heavy", CLOTH.replace("mass = 0.5", "mass = 500")), scenes_dir()).unwrap();
+    assert_eq!(starting_drag(&heavy.build().unwrap().world), DragSpringParams::default());
+}
