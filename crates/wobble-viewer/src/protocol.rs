@@ -2,12 +2,12 @@
 //!
 //! Pages send control messages as JSON text ([`Request`], tagged by `"type"`). The
 //! server answers with JSON text ([`Reply`]) and streams the state as binary frames
-//! ([`encode_frame`]): a 32-byte little-endian header followed by the particles'
-//! positions as `f32` triples. Everything that does not change while stepping — the
-//! surface triangles, the segments and their rest lengths, the bodies, the
-//! parameters — travels once per scene or reset in a [`Topology`] message whose
-//! `generation` the frames repeat, so a page never draws positions against the wrong
-//! triangles.
+//! ([`encode_frame`]): a 40-byte little-endian header followed by the particles'
+//! positions and the colliders' displacements as `f32` triples. Everything that
+//! does not change while stepping — the surface triangles, the segments and their
+//! rest lengths, the bodies, the colliders, the parameters — travels once per scene
+//! or reset in a [`Topology`] message whose `generation` the frames repeat, so a
+//! page never draws positions against the wrong triangles.
 //!
 //! Parsing never panics: a message that is not valid JSON, has an unknown `type`, a
 //! missing or ill-typed field, or a non-finite number is a [`ProtocolError`] whose
@@ -20,7 +20,7 @@ use wobble::force::Parameter;
 pub const FRAME_MAGIC: u32 = u32::from_le_bytes(*b"WBF1");
 /// Size of a binary frame's header, bytes (a multiple of 4, so the positions that
 /// follow can be read as a `Float32Array` in place).
-pub const FRAME_HEADER: usize = 32;
+pub const FRAME_HEADER: usize = 40;
 /// Largest control message accepted, bytes.
 pub const MAX_REQUEST_BYTES: usize = 64 * 1024;
 /// Most steps one `step` request may ask for.
@@ -209,10 +209,37 @@ pub struct Topology {
     pub integrator: String,
     /// Time step, s.
     pub dt: f64,
-    /// Centre of the bounding box, m (for the camera).
+    /// Colliders, placed as at t = 0 (frames carry their displacements).
+    pub colliders: Vec<ColliderInfo>,
+    /// Centre of what the camera should frame, m: the bodies, sphere colliders, and a
+    /// floor not far below.
     pub center: [f64; 3],
-    /// Diagonal of the bounding box, m.
+    /// Diagonal of that box, m.
     pub size: f64,
+}
+
+/// A collider as the page draws it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "shape", rename_all = "snake_case")]
+pub enum ColliderInfo {
+    /// A half-space's boundary.
+    Plane {
+        /// Name from the scene (`"room-floor"`).
+        name: String,
+        /// A point on it, m.
+        point: [f64; 3],
+        /// Unit normal into the free side.
+        normal: [f64; 3],
+    },
+    /// A ball.
+    Sphere {
+        /// Name.
+        name: String,
+        /// Centre, m.
+        center: [f64; 3],
+        /// Radius, m.
+        radius: f64,
+    },
 }
 
 /// Energies and volume in a status message.
@@ -348,12 +375,20 @@ pub struct FrameHeader {
     pub steps: u64,
     /// Simulation time, s.
     pub time: f64,
+    /// Number of colliders whose displacements follow the positions.
+    pub colliders: u32,
 }
 
 /// Writes a binary frame into `out` (cleared first): magic `u32`, generation `u32`,
-/// n `u32`, flags `u32`, steps `u64`, time `f64` — all little-endian, 32 bytes —
-/// then `3 n` positions as `f32`.
-pub fn encode_frame(header: &FrameHeader, positions: impl Iterator<Item = [f64; 3]>, out: &mut Vec<u8>) {
+/// n `u32`, flags `u32`, steps `u64`, time `f64`, colliders `u32`, a reserved `u32`
+/// — all little-endian, 40 bytes — then `3 n` positions and `3 colliders` collider
+/// displacements (from their place at t = 0) as `f32`.
+pub fn encode_frame(
+    header: &FrameHeader,
+    positions: impl Iterator<Item = [f64; 3]>,
+    offsets: &[[f64; 3]],
+    out: &mut Vec<u8>,
+) {
     out.clear();
     out.extend_from_slice(&FRAME_MAGIC.to_le_bytes());
     out.extend_from_slice(&header.generation.to_le_bytes());
@@ -361,16 +396,29 @@ pub fn encode_frame(header: &FrameHeader, positions: impl Iterator<Item = [f64; 
     out.extend_from_slice(&header.flags.to_le_bytes());
     out.extend_from_slice(&header.steps.to_le_bytes());
     out.extend_from_slice(&header.time.to_le_bytes());
+    out.extend_from_slice(&header.colliders.to_le_bytes());
+    out.extend_from_slice(&0u32.to_le_bytes());
     debug_assert_eq!(out.len(), FRAME_HEADER);
-    for p in positions {
+    for p in positions.chain(offsets.iter().copied()) {
         for c in p {
             out.extend_from_slice(&(c as f32).to_le_bytes());
         }
     }
 }
 
-/// Reads a binary frame back (for tests and tools): the header and the positions.
-pub fn decode_frame(bytes: &[u8]) -> Option<(FrameHeader, Vec<[f32; 3]>)> {
+/// A decoded binary frame.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Frame {
+    /// The header.
+    pub header: FrameHeader,
+    /// Particle positions, m.
+    pub positions: Vec<[f32; 3]>,
+    /// Collider displacements, m.
+    pub offsets: Vec<[f32; 3]>,
+}
+
+/// Reads a binary frame back (for tests and tools).
+pub fn decode_frame(bytes: &[u8]) -> Option<Frame> {
     let word = |at: usize| bytes.get(at..at + 4).map(|b| u32::from_le_bytes(b.try_into().unwrap_or_default()));
     let wide = |at: usize| bytes.get(at..at + 8).map(|b| <[u8; 8]>::try_from(b).unwrap_or_default());
     if word(0)? != FRAME_MAGIC {
@@ -382,19 +430,20 @@ pub fn decode_frame(bytes: &[u8]) -> Option<(FrameHeader, Vec<[f32; 3]>)> {
         flags: word(12)?,
         steps: u64::from_le_bytes(wide(16)?),
         time: f64::from_le_bytes(wide(24)?),
+        colliders: word(32)?,
     };
-    let body = &bytes[FRAME_HEADER..];
-    if body.len() != header.n as usize * 12 {
+    let body = bytes.get(FRAME_HEADER..)?;
+    let n = header.n as usize;
+    if body.len() != (n + header.colliders as usize) * 12 {
         return None;
     }
-    let positions = body
-        .chunks_exact(12)
-        .map(|c| {
-            let f = |k: usize| f32::from_le_bytes([c[k], c[k + 1], c[k + 2], c[k + 3]]);
-            [f(0), f(4), f(8)]
-        })
-        .collect();
-    Some((header, positions))
+    let mut triples = body.chunks_exact(12).map(|c| {
+        let f = |k: usize| f32::from_le_bytes([c[k], c[k + 1], c[k + 2], c[k + 3]]);
+        [f(0), f(4), f(8)]
+    });
+    let positions = triples.by_ref().take(n).collect();
+    let offsets = triples.collect();
+    Some(Frame { header, positions, offsets })
 }
 
 #[cfg(test)]
@@ -458,13 +507,14 @@ mod tests {
 
     #[test]
     fn frames_round_trip() {
-        let header = FrameHeader { generation: 3, n: 2, flags: 1, steps: 12345, time: 0.5 };
+        let header = FrameHeader { generation: 3, n: 2, flags: 1, steps: 12345, time: 0.5, colliders: 1 };
         let mut out = Vec::new();
-        encode_frame(&header, [[1.0, 2.0, 3.0], [-0.25, 0.0, 1e-3]].into_iter(), &mut out);
-        assert_eq!(out.len(), FRAME_HEADER + 2 * 12);
-        let (h, x) = decode_frame(&out).expect("decodes");
-        assert_eq!(h, header);
-        assert_eq!(x, vec![[1.0, 2.0, 3.0], [-0.25, 0.0, 1e-3_f32]]);
+        encode_frame(&header, [[1.0, 2.0, 3.0], [-0.25, 0.0, 1e-3]].into_iter(), &[[0.0, 0.5, 0.0]], &mut out);
+        assert_eq!(out.len(), FRAME_HEADER + 3 * 12);
+        let frame = decode_frame(&out).expect("decodes");
+        assert_eq!(frame.header, header);
+        assert_eq!(frame.positions, vec![[1.0, 2.0, 3.0], [-0.25, 0.0, 1e-3_f32]]);
+        assert_eq!(frame.offsets, vec![[0.0, 0.5, 0.0_f32]]);
         assert!(decode_frame(&out[..out.len() - 1]).is_none());
         assert!(decode_frame(b"nope").is_none());
     }

@@ -12,12 +12,15 @@ use glam::DVec3;
 use tungstenite::Message;
 use tungstenite::protocol::frame::Utf8Bytes;
 use wobble::World;
+use wobble::constraint::collider::{Collider, Shape};
 use wobble::force::DragSpringParams;
 use wobble::integrate::IntegratorKind;
 use wobble::world::StepError;
 use wobble_scene::{Scene, SceneError};
 
-use crate::protocol::{BodyInfo, Energy, FrameHeader, GrabInfo, Reply, Request, Status, Topology, encode_frame};
+use crate::protocol::{
+    BodyInfo, ColliderInfo, Energy, FrameHeader, GrabInfo, Reply, Request, Status, Topology, encode_frame,
+};
 
 /// Frames per second broadcast while running.
 pub const FRAME_RATE: f64 = 60.0;
@@ -146,6 +149,11 @@ impl RateMeter {
             *self = Self { since: Instant::now(), steps: 0, sim_time: 0.0, frames: 0, ..*self };
         }
     }
+}
+
+/// The world's colliders, in order.
+fn colliders(w: &World) -> impl Iterator<Item = &Collider> {
+    w.constraints.iter().filter_map(|c| (c.as_ref() as &dyn std::any::Any).downcast_ref::<Collider>())
 }
 
 /// Display name of a scene: its file name, or the source name of the built-in one.
@@ -285,8 +293,12 @@ impl Simulator {
             flags: u32::from(self.session.playing) | (u32::from(w.halted().is_some()) << 1),
             steps: w.steps(),
             time: w.time(),
+            colliders: 0,
         };
-        encode_frame(&header, w.state.x.iter().map(|p| p.to_array()), &mut self.frame_buf);
+        let t = w.time();
+        let offsets: Vec<[f64; 3]> = colliders(w).map(|c| c.motion.offset(t).to_array()).collect();
+        let header = FrameHeader { colliders: offsets.len() as u32, ..header };
+        encode_frame(&header, w.state.x.iter().map(|p| p.to_array()), &offsets, &mut self.frame_buf);
         let message = Message::binary(self.frame_buf.clone());
         self.rate.frames += 1;
         self.send_all(&message, true);
@@ -489,6 +501,32 @@ impl Simulator {
         (((lo + hi) * 0.5).to_array(), (hi - lo).length())
     }
 
+    /// Centre and diagonal of what the camera frames: the bodies' box, grown to take
+    /// in sphere colliders near them and a floor less than two box sizes below.
+    fn framing(&self) -> ([f64; 3], f64) {
+        let w = &self.session.world;
+        let (mut lo, mut hi) = wobble::metrics::bounding_box(&w.state.x);
+        let size = (hi - lo).length().max(1e-3);
+        for c in colliders(w) {
+            match c.shape {
+                Shape::Sphere { center, radius } => {
+                    let r = DVec3::splat(radius);
+                    let near = (center - (lo + hi) * 0.5).length() < 2.0 * size + radius;
+                    if near && radius < 4.0 * size {
+                        lo = lo.min(center - r);
+                        hi = hi.max(center + r);
+                    }
+                }
+                Shape::Plane { point, normal } => {
+                    if normal.y > 0.9 && point.y < lo.y && lo.y - point.y < 2.0 * size {
+                        lo.y = point.y;
+                    }
+                }
+            }
+        }
+        (((lo + hi) * 0.5).to_array(), (hi - lo).length())
+    }
+
     fn topology(&self) -> Topology {
         let w = &self.session.world;
         let mut segments = Vec::new();
@@ -505,7 +543,7 @@ impl Simulator {
                 rest.extend(std::iter::repeat_n(None, added));
             }
         }
-        let (center, size) = self.bounds();
+        let (center, size) = self.framing();
         Topology {
             generation: self.session.generation,
             scene: self.session.name.clone(),
@@ -527,6 +565,16 @@ impl Simulator {
                 })
                 .collect(),
             pinned: self.pinned(),
+            colliders: colliders(w)
+                .map(|c| match c.shape {
+                    Shape::Plane { point, normal } => {
+                        ColliderInfo::Plane { name: c.name.clone(), point: point.to_array(), normal: normal.to_array() }
+                    }
+                    Shape::Sphere { center, radius } => {
+                        ColliderInfo::Sphere { name: c.name.clone(), center: center.to_array(), radius }
+                    }
+                })
+                .collect(),
             params: w.parameters(),
             integrator: w.params().integrator.name().to_owned(),
             dt: w.params().dt,

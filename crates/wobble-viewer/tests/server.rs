@@ -80,7 +80,7 @@ impl Client {
                     }
                 }
                 Message::Binary(b) => {
-                    self.last_frame = Some(decode_frame(&b).expect("server frames decode").0);
+                    self.last_frame = Some(decode_frame(&b).expect("server frames decode").header);
                 }
                 _ => {}
             }
@@ -106,8 +106,8 @@ impl Client {
         while Instant::now() < deadline {
             if let Message::Binary(b) = self.ws.read().expect("reads") {
                 let frame = decode_frame(&b).expect("decodes");
-                self.last_frame = Some(frame.0);
-                return frame;
+                self.last_frame = Some(frame.header);
+                return (frame.header, frame.positions);
             }
         }
         panic!("no frame within 20 s");
@@ -360,6 +360,22 @@ fn scenes_load_from_the_scene_directory_and_integrators_switch() {
     let topo = c.next("topology");
     assert_eq!(topo["scene"], "chain.toml");
     assert!(!topo["lines"].as_array().unwrap().is_empty(), "a chain draws as lines");
+    // The default scene's colliders: the post (a sphere) and the room's six planes;
+    // frames carry a displacement for each.
+    c.send(json!({"type": "load", "scene": "default.toml"}));
+    let topo = c.next("topology");
+    let colliders = topo["colliders"].as_array().unwrap();
+    assert_eq!(colliders.len(), 7, "{colliders:?}");
+    assert_eq!(colliders[0]["shape"], "sphere");
+    assert_eq!(colliders[0]["radius"], 0.2);
+    assert!(colliders[1..].iter().all(|c| c["shape"] == "plane"));
+    let header = loop {
+        let (h, _) = c.frame();
+        if u64::from(h.generation) == topo["generation"].as_u64().unwrap() {
+            break h;
+        }
+    };
+    assert_eq!(header.colliders, 7);
     c.send(json!({"type": "integrator", "name": "rk4"}));
     let s = c.wait_status(|s| s["integrator"] == "rk4");
     assert_eq!(s["generation"], topo["generation"]);

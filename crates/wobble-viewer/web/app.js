@@ -4,7 +4,7 @@ import * as THREE from 'three';
 import { OrbitControls } from '/vendor/OrbitControls.js';
 
 const FRAME_MAGIC = 0x31464257; // "WBF1" little-endian
-const HEADER_BYTES = 32;
+const HEADER_BYTES = 40;
 
 const $ = (id) => document.getElementById(id);
 
@@ -116,6 +116,11 @@ function buildModel(topo, keepCamera) {
     o.frustumCulled = false;
     group.add(o);
   }
+  const colliders = topo.colliders.map((c) => colliderObject(c, topo));
+  for (const o of colliders) {
+    group.add(o);
+    o.traverse((x) => { if (x.geometry) geometries.push(x.geometry); });
+  }
 
   // Strain: incident segments per particle, rest lengths (measured from the first
   // frame where the server does not know them).
@@ -125,12 +130,36 @@ function buildModel(topo, keepCamera) {
   topo.rest.forEach((r, k) => { if (r !== null) { rest[k] = r; restKnown[k] = 1; } });
 
   model = {
-    topo, n, positions, colors, geometries, surface, lines, springs, allPoints, loosePoints, pins, grabLine,
+    topo, n, positions, colors, geometries, surface, lines, springs, allPoints, loosePoints, pins, grabLine, colliders,
     seg, rest, restKnown, restMeasured: false, strain: new Float32Array(n), hasFrame: false,
   };
   setPins(topo.pinned);
   applyVisibility();
   if (!keepCamera) frameCamera(topo);
+}
+
+// Colliders: spheres drawn solid and dim; floors (upward planes) as a grid around
+// the bodies; other planes (walls, ceilings) are left out so that they never hide
+// the bodies. Every collider gets an object, so frame offsets match by index.
+function colliderObject(c, topo) {
+  let o;
+  if (c.shape === 'sphere') {
+    o = new THREE.Mesh(new THREE.SphereGeometry(c.radius * 0.995, 48, 24),
+      new THREE.MeshStandardMaterial({ color: 0x59606b, roughness: 0.9 }));
+    o.position.set(...c.center);
+  } else if (c.normal[1] > 0.9) {
+    const extent = Math.max(topo.size * 3, 0.5);
+    o = new THREE.GridHelper(extent, 24, 0x56606e, 0x3a414c);
+    const centre = topo.center;
+    o.position.set(centre[0], c.point[1], centre[2]);
+  } else {
+    o = new THREE.Group();
+    o.visible = false;
+    o.position.set(...c.point);
+  }
+  o.userData.base = o.position.clone();
+  o.frustumCulled = false;
+  return o;
 }
 
 function frameCamera(topo) {
@@ -165,12 +194,17 @@ function onFrame(buffer) {
   if (buffer.byteLength < HEADER_BYTES || view.getUint32(0, true) !== FRAME_MAGIC) return;
   const generation = view.getUint32(4, true);
   const n = view.getUint32(8, true);
+  const m = view.getUint32(32, true);
   if (!model || generation !== model.topo.generation || n !== model.n) return;
-  if (buffer.byteLength !== HEADER_BYTES + 12 * n) return;
+  if (buffer.byteLength !== HEADER_BYTES + 12 * (n + m)) return;
   state.frameSteps = Number(view.getBigUint64(16, true));
   state.frameTime = view.getFloat64(24, true);
   model.positions.array.set(new Float32Array(buffer, HEADER_BYTES, 3 * n));
   model.positions.needsUpdate = true;
+  const offsets = new Float32Array(buffer, HEADER_BYTES + 12 * n, 3 * m);
+  model.colliders.forEach((o, k) => {
+    if (k < m) o.position.set(o.userData.base.x + offsets[3 * k], o.userData.base.y + offsets[3 * k + 1], o.userData.base.z + offsets[3 * k + 2]);
+  });
   if (!model.restMeasured) measureRest();
   colourByStrain();
   if (model.surface.visible) model.surface.geometry.computeVertexNormals();
@@ -283,6 +317,8 @@ function onReply(msg) {
     case 'topology': {
       const sameScene = state.topology && state.topology.scene === msg.scene;
       state.topology = msg;
+      state.frameSteps = -1;
+      state.frameTime = -1;
       buildModel(msg, sameScene);
       $('scene-name').textContent = msg.scene;
       if (![...$('scene').options].some((o) => o.value === msg.scene)) {
