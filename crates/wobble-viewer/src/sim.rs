@@ -427,6 +427,9 @@ impl Simulator {
                     return Err("nothing is grabbed: send `grab` first".into());
                 }
                 world.move_cursor(DVec3::from_array(cursor), DVec3::ZERO);
+                // A drag sends a message per mouse move: the periodic status reports
+                // the cursor; measuring the world for each would be wasted.
+                return Ok(());
             }
             Request::Release => world.release(),
             Request::Pin { particle, origin, dir } => {
