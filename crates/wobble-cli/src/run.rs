@@ -250,6 +250,9 @@ pub fn info_text(scene: &Scene, built: &Built) -> String {
     for kind in IntegratorKind::ALL {
         let est = stab.dt_for(kind);
         let text = match est {
+            Some(h) if h.is_infinite() && kind == IntegratorKind::ImplicitEuler => {
+                format!("no limit (A-stable){}", if kind == sim.integrator { "  ← in use" } else { "" })
+            }
             Some(h) if h.is_infinite() => "no limit (nothing stiff)".to_owned(),
             Some(h) => format!(
                 "{h:.4e} s{}",

@@ -11,6 +11,8 @@
 //! * explicit Runge–Kutta methods of order p = 1, 2, 4 (Euler, Heun and midpoint,
 //!   RK4): |Σ_{k≤p} (hμ)^k/k!| ≤ 1 at both roots μ of μ² + γ μ + ω² = 0, found by
 //!   bisection. Euler, Heun and midpoint are unstable at every step when γ = 0.
+//! * implicit Euler: A-stable, so no limit (`f64::INFINITY`); its linearisation can
+//!   still fail on strongly non-linear forces, which the CG solve reports.
 //!
 //! Gershgorin bounds are upper bounds on λ, so the estimate errs on the safe side
 //! for stiffness; for damping it is an estimate, not a guarantee.
@@ -51,6 +53,8 @@ impl Stability {
                 IntegratorKind::ExplicitEuler => rk_limit(l, g, 1)?,
                 IntegratorKind::Heun | IntegratorKind::Midpoint => rk_limit(l, g, 2)?,
                 IntegratorKind::Rk4 => rk_limit(l, g, 4)?,
+                // Backward Euler is A-stable: no step limit for linear damped modes.
+                IntegratorKind::ImplicitEuler => f64::INFINITY,
             };
             h_min = h_min.min(h);
         }
