@@ -106,6 +106,13 @@ fn step_matrix(kind: IntegratorKind, h: f64, lambda: f64, gamma: f64) -> Mat2 {
             let d = 1.0 + h * gamma + h * h * lambda;
             return [[1.0 - h * h * lambda / d, h / d], [-h * lambda / d, 1.0 / d]];
         }
+        // Springs are explicit under the semi-implicit scheme, damping enters as
+        // C/(2h): (1 + hγ/2) Δu = −h²λ u + h (1 − hγ/2) v, v' = Δu/h, u' = u + Δu.
+        IntegratorKind::SemiImplicit => {
+            let d = 1.0 + 0.5 * h * gamma;
+            let e = 1.0 - 0.5 * h * gamma;
+            return [[1.0 - h * h * lambda / d, h * e / d], [-h * lambda / d, e / d]];
+        }
     };
     let ha = [[0.0, h], [-h * lambda, -h * gamma]];
     let mut term = [[1.0, 0.0], [0.0, 1.0]];
