@@ -17,7 +17,7 @@ use wobble::build::lattice::Lattice;
 use wobble::build::sphere::{Ball, SphereMesh};
 use wobble::constraint::collider::Surface;
 use wobble::constraint::{Motion, Shape};
-use wobble::force::{CubicLaw, SpringKind, SpringLaw, SpringParams};
+use wobble::force::{CubicLaw, Membrane, SpringKind, SpringLaw, SpringParams};
 use wobble::integrate::IntegratorKind;
 
 use crate::doc::{Table, vec3};
@@ -462,6 +462,46 @@ fn read_law(t: &Table<'_, '_>, stiffness: f64, default: SpringLaw) -> Result<Spr
     Ok(law)
 }
 
+/// Reads a cloth's `membrane = "stvk"` with `youngs_modulus` (N/m) and `poisson`, or
+/// `lame_mu` and `lame_lambda` (N/m).
+fn read_membrane(t: &Table<'_, '_>) -> Result<Option<Membrane>, SceneError> {
+    const KEYS: [&str; 4] = ["youngs_modulus", "poisson", "lame_mu", "lame_lambda"];
+    match t.str("membrane")? {
+        None => {
+            if let Some(key) = KEYS.iter().find(|k| t.has(k)) {
+                return Err(t
+                    .error(t.span_of(key), format!("`{key}` describes a membrane, but this cloth has none"))
+                    .with_help("add `membrane = \"stvk\"`"));
+            }
+            Ok(None)
+        }
+        Some("stvk") => {
+            let young = t.has("youngs_modulus") || t.has("poisson");
+            let lame = t.has("lame_mu") || t.has("lame_lambda");
+            if young && lame {
+                return Err(t.error(
+                    t.span_of("membrane"),
+                    "give either `youngs_modulus` and `poisson`, or `lame_mu` and `lame_lambda`, not both",
+                ));
+            }
+            if lame {
+                let mu = t.non_negative("lame_mu", 0.0, "N/m")?;
+                let lambda = t.non_negative("lame_lambda", 0.0, "N/m")?;
+                return Ok(Some(Membrane { mu, lambda }));
+            }
+            let e = t.positive("youngs_modulus", None, "N/m")?;
+            let nu = t.f64_or("poisson", 0.3)?;
+            if !(0.0..0.5).contains(&nu) {
+                return Err(t.error(t.span_of("poisson"), format!("`poisson` = {nu} must lie in [0, 0.5)")));
+            }
+            Ok(Some(Membrane::from_young(e, nu)))
+        }
+        Some(other) => Err(t
+            .error(t.span_of("membrane"), format!("unknown membrane model `{other}`"))
+            .with_help("choose `stvk`, or leave `membrane` out for springs")),
+    }
+}
+
 /// Reads `{ stiffness, damping, law, ... }` for one spring kind.
 fn read_spring(t: &Table<'_, '_>, default: SpringParams) -> Result<SpringParams, SceneError> {
     let stiffness = t.non_negative("stiffness", default.stiffness, "N/m")?;
@@ -559,6 +599,7 @@ fn read_body(t: &Table<'_, '_>) -> Result<BodySpec, SceneError> {
                 shear: springs[&SpringKind::Shear],
                 bend: springs[&SpringKind::Bend],
                 radius,
+                membrane: read_membrane(t)?,
             })
         }
         "lattice" => {
