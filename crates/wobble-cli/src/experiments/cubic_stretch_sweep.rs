@@ -89,7 +89,7 @@ fn settle(mut w: World) -> Result<(f64, f64, f64, f64), String> {
 fn run(dir: &Path) -> Result<Outcome, String> {
     let (lin_mean, lin_max, lin_t, lin_v) = settle(draping_cloth(SpringLaw::Linear, N, K)?)?;
     let mut rows = Vec::new();
-    let mut grid = vec![[0.0f64; 5]; 5]; // grid[a1][k1]
+    let mut grid = [[0.0f64; 5]; 5]; // grid[a1][k1]
     let mut unsettled = Vec::new();
     for (ia, &a1) in A1S.iter().enumerate() {
         for (ik, &k1) in K1S.iter().enumerate() {
