@@ -64,7 +64,7 @@ pub struct Simulation {
     /// Constraint passes per step (default 1).
     pub constraint_iterations: u32,
     /// Linear-solver settings for implicit integrators (`cg_tolerance`,
-    /// `cg_max_iterations`).
+    /// `cg_max_iterations`, `cg_accept_unconverged`).
     pub solver: wobble::solve::CgSettings,
 }
 
@@ -396,7 +396,8 @@ fn read_simulation(t: &Table<'_, '_>) -> Result<Simulation, SceneError> {
     }
     let max_iterations =
         u32::try_from(t.count("cg_max_iterations", Some(defaults.max_iterations as usize), 1)?).unwrap_or(u32::MAX);
-    let solver = wobble::solve::CgSettings { tolerance, max_iterations };
+    let accept_unconverged = t.bool("cg_accept_unconverged")?.unwrap_or(false);
+    let solver = wobble::solve::CgSettings { tolerance, max_iterations, accept_unconverged };
     t.finish()?;
     Ok(Simulation { integrator, dt, duration, steps, gravity, air_drag, verlet_drag, constraint_iterations, solver })
 }
