@@ -48,9 +48,12 @@ const DURATION: f64 = 4.0;
 /// Initial out-of-plane bump at the centre, m.
 const BUMP: f64 = 0.02;
 
+/// (time, centre height, CG iterations) of one step.
+type Sample = (f64, f64, f64);
+
 /// Runs the stretched cloth with Jacobian damping `factor`; returns per step
 /// (time, centre height, CG iterations) and whether a step failed (with why).
-fn stretched(factor: f64, solver: CgSettings) -> Result<(Vec<(f64, f64, f64)>, Option<String>), String> {
+fn stretched(factor: f64, solver: CgSettings) -> Result<(Vec<Sample>, Option<String>), String> {
     let law = CubicLaw::new(K, 1.1, 6.0 * K, 0.9, 2.0 * K, factor).map_err(|e| e.to_string())?;
     let s = SpringParams::linear(K, 0.0).with_law(SpringLaw::Cubic(law));
     let mut b = WorldBuilder::new();
@@ -102,7 +105,7 @@ fn stretched(factor: f64, solver: CgSettings) -> Result<(Vec<(f64, f64, f64)>, O
 }
 
 /// Peak-to-peak height over t in [t0, t1).
-fn peak_to_peak(series: &[(f64, f64, f64)], t0: f64, t1: f64) -> f64 {
+fn peak_to_peak(series: &[Sample], t0: f64, t1: f64) -> f64 {
     let ys = series.iter().filter(|p| p.0 >= t0 - 1e-9 && p.0 < t1 - 1e-9).map(|p| p.1);
     let (lo, hi) = ys.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), y| (lo.min(y), hi.max(y)));
     if hi >= lo { hi - lo } else { f64::NAN }
@@ -110,7 +113,7 @@ fn peak_to_peak(series: &[(f64, f64, f64)], t0: f64, t1: f64) -> f64 {
 
 /// First time after which the height stays within 1 % of the bump of its final
 /// value.
-fn settle_time(series: &[(f64, f64, f64)]) -> f64 {
+fn settle_time(series: &[Sample]) -> f64 {
     let end = series.last().map_or(0.0, |p| p.1);
     let last_out = series.iter().rev().find(|p| (p.1 - end).abs() > 0.01 * BUMP);
     last_out.map_or(0.0, |p| p.0 + DT)
@@ -150,10 +153,10 @@ fn run(dir: &Path) -> Result<Outcome, String> {
             .save(&dir.join(&png))?;
         files.push(csv);
         files.push(png);
-        let amp = |s: &[(f64, f64, f64)]| (peak_to_peak(s, 0.0, 1.0), peak_to_peak(s, DURATION - 1.0, DURATION + DT));
+        let amp = |s: &[Sample]| (peak_to_peak(s, 0.0, 1.0), peak_to_peak(s, DURATION - 1.0, DURATION + DT));
         let (d_early, d_late) = amp(&damped);
         let (p_early, p_late) = amp(&plain);
-        let mean_iters = |s: &[(f64, f64, f64)]| s[1..].iter().map(|p| p.2).sum::<f64>() / (s.len() - 1).max(1) as f64;
+        let mean_iters = |s: &[Sample]| s[1..].iter().map(|p| p.2).sum::<f64>() / (s.len() - 1).max(1) as f64;
         for (jd, e, l, s, err) in [("0.99", d_early, d_late, &damped, &err_d), ("1.0", p_early, p_late, &plain, &err_p)]
         {
             let _ = writeln!(
