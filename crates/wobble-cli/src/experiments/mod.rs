@@ -9,6 +9,9 @@ use std::path::{Path, PathBuf};
 
 pub mod bounce;
 pub mod cloth_constraints;
+pub mod cubic_force_curves;
+pub mod cubic_jacobian_damping;
+pub mod cubic_stretch_sweep;
 pub mod integrator_convergence;
 pub mod sphere_volume;
 pub mod terzopoulos_integrity;
@@ -64,6 +67,9 @@ pub fn registry() -> Vec<Experiment> {
         twolayer_inertia::EXPERIMENT,
         twolayer_integrators::EXPERIMENT,
         sphere_volume::EXPERIMENT,
+        cubic_force_curves::EXPERIMENT,
+        cubic_stretch_sweep::EXPERIMENT,
+        cubic_jacobian_damping::EXPERIMENT,
     ]
 }
 
