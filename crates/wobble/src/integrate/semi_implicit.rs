@@ -66,6 +66,8 @@ pub struct SemiImplicit {
     cv: Vec3s,
     dx: Vec3s,
     fixed: Vec<bool>,
+    /// Storage index of each K entry, in the order the terms report them.
+    slots: Vec<(u32, u32, u32)>,
     patterned: bool,
     /// Whether the last step found any term with a scalar stiffness.
     had_stiffness: bool,
@@ -92,13 +94,39 @@ impl JacobianSink for Pairs {
     }
 }
 
-/// Adds K_ij I₃ to a block matrix.
-struct Stiffness<'a>(&'a mut BlockMatrix);
+/// Adds K_ij I₃ to a block matrix. Terms report their entries in the same order
+/// every step, so the storage index of each entry is remembered by position in
+/// that sequence (`slots`) and the pattern is searched only where the sequence
+/// changed.
+struct Stiffness<'a> {
+    m: &'a mut BlockMatrix,
+    slots: &'a mut Vec<(u32, u32, u32)>,
+    at: usize,
+}
 
 impl ScalarStiffnessSink for Stiffness<'_> {
     #[inline]
     fn add(&mut self, i: usize, j: usize, value: f64) {
-        self.0.add(i, j, DMat3::from_diagonal(DVec3::splat(value)));
+        let block = DMat3::from_diagonal(DVec3::splat(value));
+        let k = match self.slots.get(self.at) {
+            Some(&(si, sj, k)) if si as usize == i && sj as usize == j => Some(k as usize),
+            _ => {
+                let k = self.m.find(i, j);
+                if let Some(k) = k {
+                    self.slots.truncate(self.at);
+                    self.slots.push((i as u32, j as u32, k as u32));
+                }
+                k
+            }
+        };
+        match k {
+            Some(k) => {
+                self.at += 1;
+                self.m.add_at(k, block);
+            }
+            // Outside the pattern: recorded as missed, and the pattern is rebuilt.
+            None => self.m.add(i, j, block),
+        }
     }
 }
 
@@ -137,11 +165,13 @@ impl SemiImplicit {
                 sys.jacobian(state, t, &mut pairs);
                 self.a = BlockMatrix::with_pattern(n, &pairs.0);
                 self.c = self.a.clone();
+                self.slots.clear();
                 self.patterned = true;
             }
             self.a.clear();
             self.c.clear();
-            self.had_stiffness = sys.scalar_stiffness(state, t, &mut Stiffness(&mut self.a));
+            let mut sink = Stiffness { m: &mut self.a, slots: &mut self.slots, at: 0 };
+            self.had_stiffness = sys.scalar_stiffness(state, t, &mut sink);
             sys.jacobian(state, t, &mut Damping(&mut self.c));
             if self.a.missed().is_empty() && self.c.missed().is_empty() {
                 return;
