@@ -35,8 +35,10 @@ pub mod grid;
 pub mod lattice;
 pub mod mesh;
 pub mod obj;
+pub mod oriented;
 pub mod pair;
 pub mod ring;
+pub mod rod;
 pub mod sphere;
 pub mod twolayer;
 
@@ -61,6 +63,9 @@ pub enum BuildError {
     /// A spring is malformed.
     #[error(transparent)]
     Spring(#[from] SpringError),
+    /// Generalized springs are malformed.
+    #[error(transparent)]
+    Generalized(#[from] crate::force::generalized::GeneralizedError),
     /// An OBJ file could not be read.
     #[error(transparent)]
     Obj(#[from] obj::ObjError),

@@ -1,0 +1,78 @@
+//! A rod or bar of oriented particles joined by generalized springs (001 §4): it
+//! resists stretching, bending and, unless built from 3D springs, twisting.
+
+use glam::DVec3;
+
+use super::{BuildError, WorldBuilder, check, check_count, check_mass, per_particle};
+use crate::force::{GeneralizedParams, GeneralizedSprings};
+
+/// Rod parameters. Units: m, kg, N/m, N m/rad.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Rod {
+    /// Number of particles (≥ 2).
+    pub count: usize,
+    /// First particle's position, m.
+    pub start: DVec3,
+    /// Last particle's position, m (≠ `start`).
+    pub end: DVec3,
+    /// Total mass, kg, spread evenly.
+    pub mass: f64,
+    /// Particle radius, m (> 0): collision radius and the sphere of the inertia
+    /// 2/5 m r².
+    pub radius: f64,
+    /// Springs between neighbours.
+    pub springs: GeneralizedParams,
+    /// A direction across the rod: the twist references and the bend axis h (a bend
+    /// is positive when the rod's tangent turns counter-clockwise about h going from
+    /// start to end). Default +z.
+    pub across: DVec3,
+}
+
+impl Default for Rod {
+    fn default() -> Self {
+        Self {
+            count: 11,
+            start: DVec3::ZERO,
+            end: DVec3::X,
+            mass: 1.0,
+            radius: 0.02,
+            springs: GeneralizedParams::new(1e4, 1.0, 1.0, 1.0),
+            across: DVec3::Z,
+        }
+    }
+}
+
+impl Rod {
+    /// Adds the rod as body `name` with its own generalized-spring term (named
+    /// `name`); returns the index of its first particle.
+    pub fn build(&self, b: &mut WorldBuilder, name: &str) -> Result<usize, BuildError> {
+        check(self.count >= 2, name, "count", self.count, "needs at least 2 particles")?;
+        check(
+            self.start.is_finite() && self.end.is_finite() && self.start != self.end,
+            name,
+            "end",
+            self.end,
+            "must differ from start",
+        )?;
+        check_count(name, "count", &[self.count])?;
+        check_mass(name, "mass", self.mass)?;
+        check(self.radius.is_finite() && self.radius > 0.0, name, "radius", self.radius, "must be positive (m)")?;
+        check(self.across.is_finite(), name, "across", self.across, "must be finite")?;
+        let (first, tri_first, line_first) = (b.particle_count(), b.topology.triangles.len(), b.topology.lines.len());
+        let m = per_particle(self.mass, self.count);
+        for k in 0..self.count {
+            let s = k as f64 / (self.count - 1) as f64;
+            b.add_particle(self.start.lerp(self.end, s), DVec3::ZERO, m, self.radius);
+        }
+        b.make_oriented(name, first..first + self.count, None)?;
+        let mut term = GeneralizedSprings::new(name);
+        let g = term.group(name, self.springs)?;
+        for k in 0..self.count - 1 {
+            term.push_at_rest(&b.particles, &b.state, first + k, first + k + 1, g, self.across, self.across)?;
+            b.topology.lines.push([(first + k) as u32, (first + k + 1) as u32]);
+        }
+        b.add_force(term);
+        b.add_body(name, "rod", first, tri_first, line_first, false)?;
+        Ok(first)
+    }
+}
