@@ -557,3 +557,44 @@ fn rod_runs_stably_just_below_the_stable_dt_estimate() {
     assert!(run(0.9), "stable at 0.9 × the estimate");
     assert!(!run(3.0), "unstable at 3 × the estimate");
 }
+
+#[test]
+fn mobile_hangs_level_at_its_balance_points() {
+    // Each bar hangs from the centre of mass of everything below it, so with gravity
+    // the mobile settles with its bars level: after 2 s the largest bar tilt is below
+    // the sag the bars' own bending allows (0.02 rad here).
+    use wobble::build::mobile::Mobile;
+    use wobble::force::Gravity;
+    let mut b = WorldBuilder::new();
+    let h = Mobile::default().build(&mut b, "mobile").unwrap();
+    b.add_force(Gravity::default());
+    let mut world = b.build(SimParams { integrator: IntegratorKind::SymplecticEuler, ..SimParams::default() }).unwrap();
+    let dt = 0.5 * world.stability().dt_for(IntegratorKind::SymplecticEuler).unwrap();
+    world.set_dt(dt).unwrap();
+    world.run((2.0 / dt) as u64).unwrap();
+    for bar in &h.bars {
+        let (a, c) = (world.state.x.get(bar[0]), world.state.x.get(*bar.last().unwrap()));
+        let d = c - a;
+        let tilt = (d.y / d.length()).asin().abs();
+        assert!(tilt < 0.02, "bar tilt {tilt} rad");
+    }
+    assert!(quat_norm_error(&world.state.q) < 1e-12);
+}
+
+#[test]
+fn creased_sheet_started_flat_folds_to_its_crease() {
+    // The rest shape is folded 90° along the crease; started flat the sheet folds:
+    // after 1.6 s (no gravity) the angle between its two halves' edges is within 5° of
+    // the crease.
+    use wobble::build::sheet::Sheet;
+    let sheet = Sheet::default();
+    let mut b = WorldBuilder::new();
+    let h = sheet.build(&mut b, "sheet").unwrap();
+    let mut world = b.build(SimParams { dt: 5e-5, integrator: IntegratorKind::Rk4, ..SimParams::default() }).unwrap();
+    world.run(32_000).unwrap();
+    let x = |i: usize| world.state.x.get(h.particle(i, 0));
+    let left = x(sheet.crease) - x(0);
+    let right = x(sheet.nx - 1) - x(sheet.crease);
+    let angle = left.angle_between(right);
+    assert_close!(angle, sheet.crease_angle, 5f64.to_radians(), "fold angle");
+}

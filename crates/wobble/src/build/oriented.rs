@@ -8,6 +8,8 @@ use glam::{DQuat, DVec3};
 
 use super::{BuildError, WorldBuilder, check};
 use crate::force::generalized::set_sphere_inertia;
+use crate::force::{GeneralizedParams, GeneralizedSprings, SpringKind};
+use crate::model::State;
 
 impl WorldBuilder {
     /// Makes particles `range` oriented with the inertia of solid spheres of radius
@@ -41,4 +43,35 @@ impl WorldBuilder {
             self.state.w.set(i, w);
         }
     }
+}
+
+/// Replaces the springs of group `group` (a body's structural, shear, ... springs as
+/// its builder made them) by generalized springs with `params`, their references
+/// taken from `rest` (the rest shape: positions and orientations). `across` gives,
+/// for a spring's rest direction, the hint for its twist reference and bend axis.
+/// Returns the new force term (named `name`), which the caller adds to `b`.
+pub(crate) fn generalize_springs(
+    b: &mut WorldBuilder,
+    name: &str,
+    params: GeneralizedParams,
+    rest: &State,
+    across: impl Fn(DVec3) -> DVec3,
+) -> Result<GeneralizedSprings, BuildError> {
+    let group = b.springs.group(name);
+    let pairs = b.springs.take(group, &SpringKind::ALL);
+    let mut term = GeneralizedSprings::new(name);
+    let g = term.group(name, params)?;
+    for (p, q, _) in pairs {
+        let u = (rest.x.get(q) - rest.x.get(p)).normalize_or_zero();
+        let hint = across(u);
+        term.push_at_rest(&b.particles, rest, p, q, g, hint, hint)?;
+    }
+    Ok(term)
+}
+
+/// A direction across `u` from a fixed preference list (+y, then +z): twist hints
+/// for bodies without a natural one.
+#[must_use]
+pub fn default_across(u: DVec3) -> DVec3 {
+    if u.cross(DVec3::Y).length_squared() > 1e-6 { DVec3::Y } else { DVec3::Z }
 }

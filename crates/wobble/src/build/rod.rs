@@ -4,7 +4,8 @@
 use glam::DVec3;
 
 use super::{BuildError, WorldBuilder, check, check_count, check_mass, per_particle};
-use crate::force::{GeneralizedParams, GeneralizedSprings};
+use crate::force::{GeneralizedParams, GeneralizedSprings, generalized};
+use crate::model::{OffsetSurface, State};
 
 /// Rod parameters. Units: m, kg, N/m, N m/rad.
 #[derive(Clone, Debug, PartialEq)]
@@ -26,6 +27,41 @@ pub struct Rod {
     /// is positive when the rod's tangent turns counter-clockwise about h going from
     /// start to end). Default +z.
     pub across: DVec3,
+    /// Radius of the tube drawn around the rod by offsetting (001 §4.3), m; 0 for
+    /// none.
+    pub tube_radius: f64,
+}
+
+/// Vertices around each ring of a tube.
+pub const TUBE_SIDES: usize = 8;
+
+/// A tube of radius `radius` (m) around the polyline of particles `path` in the
+/// rest shape `rest`: a ring of [`TUBE_SIDES`] vertices offset from each particle,
+/// across the local tangent (`across` picks the ring's first direction).
+#[must_use]
+pub fn tube(body: &str, path: &[usize], rest: &State, radius: f64, across: DVec3) -> OffsetSurface {
+    let mut s = OffsetSurface::new(body);
+    let n = path.len();
+    for k in 0..n {
+        let (lo, hi) = (path[k.saturating_sub(1)], path[(k + 1).min(n - 1)]);
+        let t = (rest.x.get(hi) - rest.x.get(lo)).normalize_or_zero();
+        let e1 = generalized::across(t, across);
+        let e2 = t.cross(e1);
+        for j in 0..TUBE_SIDES {
+            let phi = std::f64::consts::TAU * j as f64 / TUBE_SIDES as f64;
+            s.push(path[k], (e1 * phi.cos() + e2 * phi.sin()) * radius, rest.q[path[k]]);
+        }
+    }
+    let m = TUBE_SIDES as u32;
+    for k in 0..n.saturating_sub(1) as u32 {
+        for j in 0..m {
+            let (a, b) = (k * m + j, k * m + (j + 1) % m);
+            let (c, d) = (b + m, a + m);
+            s.triangles.push([a, b, c]);
+            s.triangles.push([a, c, d]);
+        }
+    }
+    s
 }
 
 impl Default for Rod {
@@ -38,6 +74,7 @@ impl Default for Rod {
             radius: 0.02,
             springs: GeneralizedParams::new(1e4, 1.0, 1.0, 1.0),
             across: DVec3::Z,
+            tube_radius: 0.0,
         }
     }
 }
@@ -72,6 +109,17 @@ impl Rod {
             b.topology.lines.push([(first + k) as u32, (first + k + 1) as u32]);
         }
         b.add_force(term);
+        check(
+            self.tube_radius.is_finite() && self.tube_radius >= 0.0,
+            name,
+            "tube_radius",
+            self.tube_radius,
+            "must be ≥ 0 (m)",
+        )?;
+        if self.tube_radius > 0.0 {
+            let path: Vec<usize> = (first..first + self.count).collect();
+            b.topology.offsets.push(tube(name, &path, &b.state, self.tube_radius, self.across));
+        }
         b.add_body(name, "rod", first, tri_first, line_first, false)?;
         Ok(first)
     }
