@@ -13,6 +13,9 @@ use glam::DVec3;
 use super::{BuildError, WorldBuilder, check, check_mass};
 use crate::force::{GeneralizedParams, GeneralizedSprings};
 
+/// Most segments per bar or thread.
+pub const MAX_SEGMENTS: usize = 10_000;
+
 /// What hangs from a thread.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Hanging {
@@ -116,8 +119,20 @@ impl Mobile {
     /// Adds the mobile as body `name` (anchor pinned) with its own generalized-spring
     /// term.
     pub fn build(&self, b: &mut WorldBuilder, name: &str) -> Result<MobileHandle, BuildError> {
-        check(self.bar_segments >= 2, name, "bar_segments", self.bar_segments, "needs at least 2")?;
-        check(self.thread_segments >= 1, name, "thread_segments", self.thread_segments, "needs at least 1")?;
+        check(
+            (2..=MAX_SEGMENTS).contains(&self.bar_segments),
+            name,
+            "bar_segments",
+            self.bar_segments,
+            "must be 2 to 10,000",
+        )?;
+        check(
+            (1..=MAX_SEGMENTS).contains(&self.thread_segments),
+            name,
+            "thread_segments",
+            self.thread_segments,
+            "must be 1 to 10,000",
+        )?;
         check(self.radius.is_finite() && self.radius > 0.0, name, "radius", self.radius, "must be positive (m)")?;
         check(self.anchor.is_finite(), name, "anchor", self.anchor, "must be finite")?;
         check_mass(name, "thread_particle_mass", self.thread_particle_mass)?;
