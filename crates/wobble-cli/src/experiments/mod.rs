@@ -9,6 +9,10 @@ use std::path::{Path, PathBuf};
 
 pub mod bounce;
 pub mod cloth_constraints;
+pub mod generalized_asymmetric;
+pub mod generalized_jelly_cube;
+pub mod generalized_mobile;
+pub mod generalized_twisted_bar;
 pub mod integrator_convergence;
 pub mod sphere_volume;
 pub mod terzopoulos_integrity;
@@ -62,6 +66,10 @@ pub fn registry() -> Vec<Experiment> {
         twolayer_inertia::EXPERIMENT,
         twolayer_integrators::EXPERIMENT,
         sphere_volume::EXPERIMENT,
+        generalized_twisted_bar::EXPERIMENT,
+        generalized_jelly_cube::EXPERIMENT,
+        generalized_mobile::EXPERIMENT,
+        generalized_asymmetric::EXPERIMENT,
     ]
 }
 

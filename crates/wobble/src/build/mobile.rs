@@ -81,12 +81,12 @@ impl Default for Mobile {
         Self {
             anchor: DVec3::new(0.0, 2.0, 0.0),
             top: Pendant { thread: 0.3, item: Hanging::Bar(Box::new(root)) },
-            bar: GeneralizedParams::new(2e4, 1.0, 20.0, 20.0).with_angular_damping(2e-3, 2e-3),
-            thread: GeneralizedParams::plain(2e3, 0.2),
-            bar_segments: 8,
+            bar: GeneralizedParams::new(2e4, 1.0, 100.0, 100.0).with_angular_damping(5e-3, 5e-3),
+            thread: GeneralizedParams::plain(5e3, 0.2),
+            bar_segments: 4,
             thread_segments: 2,
             thread_particle_mass: 2e-3,
-            radius: 0.02,
+            radius: 0.03,
         }
     }
 }
