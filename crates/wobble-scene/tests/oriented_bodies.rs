@@ -48,8 +48,11 @@ fn mobile_tree_is_read_recursively() {
          right = { thread = 0.2, bar = { length = 0.5, mass = 0.05, left = { thread = 0.1, weight = 0.02 }, right = { thread = 0.1, weight = 0.02 } } }\n",
     )
     .unwrap();
-    // anchor + 2 bars × 9 particles + 5 threads × 1 inner particle + 3 weights.
-    assert_eq!(built.world.state.len(), 1 + 18 + 5 + 3);
+    // anchor + 2 bars + 5 threads' inner particles + 3 weights.
+    let d = wobble::build::mobile::Mobile::default();
+    let per_bar = d.bar_segments + 1;
+    let per_thread = d.thread_segments - 1;
+    assert_eq!(built.world.state.len(), 1 + 2 * per_bar + 5 * per_thread + 3);
 }
 
 fn expect_error(text: &str, line: usize, fragments: &[&str]) {
