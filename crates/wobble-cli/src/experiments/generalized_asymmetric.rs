@@ -1,4 +1,4 @@
-//! `generalized-asymmetric` (001 §4, Fig. 8): a bar that bends easily one way and
+//! `generalized-asymmetric` (001 §5, Fig. 8): a bar that bends easily one way and
 //! stiffly the other. A cantilever of oriented particles (first particle pinned,
 //! along +x, no gravity) has a one-sided bend law: J₋ for bends that turn its
 //! tangent clockwise about +z (the tip going down), J₊ = 8 J₋ for the other way. The

@@ -1,4 +1,4 @@
-//! `generalized-jelly-cube` (001 §4, Fig. 6): a jelly cube of 4 × 4 × 4 oriented
+//! `generalized-jelly-cube` (001 §5, Fig. 7; Fig. 2): a jelly cube of 4 × 4 × 4 oriented
 //! particles joined along its edges only, standing on a floor under gravity.
 //!
 //! * **Twist**: the cube is twisted about its vertical axis (each layer turned by
@@ -30,7 +30,7 @@ use crate::plot::{Chart, Legend, Series, Style};
 pub const EXPERIMENT: Experiment = Experiment {
     name: "generalized-jelly-cube",
     title: "a jelly cube with edge springs only: twisted and released; standing under gravity",
-    claim: "twisted 60° and released, a generalized-spring jelly cube recovers its shape (twist < 10 %) sooner than one of 3D springs; with plain springs and no diagonals the same lattice collapses under gravity (height < 50 %) while the generalized one stands (height > 80 %) (001 §4)",
+    claim: "twisted 60° and released, a generalized-spring jelly cube recovers its shape (twist < 10 %) sooner than one of 3D springs; with plain springs and no diagonals the same lattice collapses under gravity (height < 50 %) while the generalized one stands (height > 80 %) (001 §5 and Fig. 2)",
     run,
 };
 

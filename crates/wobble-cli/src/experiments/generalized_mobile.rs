@@ -1,4 +1,4 @@
-//! `generalized-mobile` (001 §4, Fig. 5): the default mobile (a 0.8 m bar with a
+//! `generalized-mobile` (001 §3, Fig. 3): the default mobile (a 0.8 m bar with a
 //! weight on one end and a 0.4 m bar with two weights on the other, hung from
 //! threads at their balance points) under gravity.
 //!
@@ -26,7 +26,7 @@ use crate::plot::{Chart, Legend, Series, Style};
 pub const EXPERIMENT: Experiment = Experiment {
     name: "generalized-mobile",
     title: "a mobile of bars, threads and weights, at rest and after a push",
-    claim: "at rest the mobile's bars stay level (< 0.02 rad) and straight (< 1 %); pushed, it swings (a weight moves > 5 cm, a bar turns > 5°) and keeps its shape (bars straight < 2 %, threads stretched < 2 %) (001 §4, Fig. 5)",
+    claim: "at rest the mobile's bars stay level (< 0.02 rad) and straight (< 1 %); pushed, it swings (a weight moves > 5 cm, a bar turns > 5°) and keeps its shape (bars straight < 2 %, threads stretched < 2 %) (001 §3, Fig. 3)",
     run,
 };
 

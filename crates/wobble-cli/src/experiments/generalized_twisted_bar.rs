@@ -1,4 +1,4 @@
-//! `generalized-twisted-bar` (001 §4, Fig. 4): a horizontal bar of oriented
+//! `generalized-twisted-bar` (001 §5, Fig. 7): a horizontal bar of oriented
 //! particles held at a wall (its first particle pinned, position and orientation),
 //! under gravity, is twisted 180° — each particle turned about the bar's axis in
 //! proportion to its distance from the wall — and released. The residual twist (the
@@ -23,7 +23,7 @@ use crate::plot::{Chart, Legend, Series, Style};
 pub const EXPERIMENT: Experiment = Experiment {
     name: "generalized-twisted-bar",
     title: "a bar fixed to a wall, twisted 180° and released",
-    claim: "with 3D springs (no twist resistance) the bar stays twisted (keeps > 50 % of its twist); with generalized springs it untwists (< 5 % left) within 3 s (001 §4, Fig. 4)",
+    claim: "with 3D springs (no twist resistance) the bar stays twisted (keeps > 50 % of its twist); with generalized springs it untwists (< 5 % left) within 3 s (001 §5, Fig. 7)",
     run,
 };
 

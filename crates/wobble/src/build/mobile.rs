@@ -1,4 +1,4 @@
-//! A mobile (001 §4, Fig. 5): horizontal bars of oriented particles hanging from
+//! A mobile (001 §3, Fig. 3): horizontal bars of oriented particles hanging from
 //! threads, with weights or further bars hanging from their ends, described as a
 //! tree. Bars are generalized springs (they stay straight); threads are springs
 //! without bend or twist resistance (they only pull), so each bar swings and turns
