@@ -111,6 +111,7 @@ pub(crate) fn read(
                 springs: read_generalized(t, "springs", d.springs)?,
                 across: t.vec3_or("across", d.across)?,
                 tube_radius: t.non_negative("tube_radius", d.tube_radius, "m")?,
+                initial_twist: t.f64_or("twist_degrees", 0.0)?.to_radians(),
             })
         }
         "jelly-cube" => {

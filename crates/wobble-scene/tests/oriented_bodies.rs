@@ -17,7 +17,7 @@ fn build(text: &str) -> Result<Built, SceneError> {
 
 #[test]
 fn example_scenes_build_and_run() {
-    for name in ["rod-cantilever", "mobile", "jelly-cube", "sheet-crease", "generalized-mesh"] {
+    for name in ["rod-cantilever", "twisted-bar", "mobile", "jelly-cube", "sheet-crease", "generalized-mesh"] {
         let scene = Scene::load(&scenes().join(format!("{name}.toml"))).unwrap();
         let mut built = scene.build().unwrap_or_else(|e| panic!("{name}: {e}"));
         assert!(built.world.rotational(), "{name}: particles must be oriented");

@@ -655,3 +655,20 @@ fn oriented_world_is_bit_identical_for_any_thread_count() {
         );
     }
 }
+
+#[test]
+fn rod_initial_twist_is_the_sum_of_its_springs_twist_angles() {
+    let rod = Rod { count: 7, initial_twist: 2.5, ..Rod::default() };
+    let mut b = WorldBuilder::new();
+    rod.build(&mut b, "rod").unwrap();
+    let world = b.build(SimParams::default()).unwrap();
+    let term = world.force_of::<GeneralizedSprings>().unwrap();
+    let total: f64 = (0..term.len()).map(|s| term.angles(s, &world.state)[2]).sum();
+    // Each spring's second end is turned 2.5/6 rad further about u than its first,
+    // so its twist angle (from X to Y about u) is +2.5/6; they sum to 2.5.
+    assert_close!(total, 2.5, 1e-12, "total twist");
+    for s in 0..term.len() {
+        let [ta, tb, _] = term.angles(s, &world.state);
+        assert!(ta.abs() < 1e-12 && tb.abs() < 1e-12, "a twist about the rod does not bend it");
+    }
+}

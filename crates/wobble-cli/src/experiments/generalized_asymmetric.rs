@@ -82,6 +82,7 @@ fn deflection(bend: AngularLaw, force: f64) -> Result<Vec<(f64, f64)>, String> {
         springs,
         across: DVec3::Z,
         tube_radius: 0.0,
+        initial_twist: 0.0,
     };
     let mut b = WorldBuilder::new();
     let first = rod.build(&mut b, "bar").map_err(|e| e.to_string())?;

@@ -9,7 +9,7 @@
 
 use std::path::Path;
 
-use glam::{DQuat, DVec3};
+use glam::DVec3;
 use wobble::build::WorldBuilder;
 use wobble::build::rod::Rod;
 use wobble::force::{GeneralizedParams, GeneralizedSprings, Gravity};
@@ -46,15 +46,12 @@ fn bar(springs: GeneralizedParams) -> Result<World, String> {
         springs,
         across: DVec3::Z,
         tube_radius: 0.0,
+        // Particle k turned by TWIST · k/(n − 1) about the bar's axis.
+        initial_twist: TWIST,
     };
     let mut b = WorldBuilder::new();
     let first = rod.build(&mut b, "bar").map_err(|e| e.to_string())?;
     b.pin(first);
-    // Twist: particle k turned by TWIST · k/(n − 1) about the bar's axis.
-    for k in 0..rod.count {
-        let s = k as f64 / (rod.count - 1) as f64;
-        b.state.q[first + k] = DQuat::from_rotation_x(TWIST * s);
-    }
     b.add_force(Gravity::default());
     b.build(SimParams { dt: DT, integrator: IntegratorKind::SymplecticEuler, ..SimParams::default() })
         .map_err(|e| e.to_string())

@@ -1,7 +1,7 @@
 //! A rod or bar of oriented particles joined by generalized springs (001 §4): it
 //! resists stretching, bending and, unless built from 3D springs, twisting.
 
-use glam::DVec3;
+use glam::{DQuat, DVec3};
 
 use super::{BuildError, WorldBuilder, check, check_count, check_mass, per_particle};
 use crate::force::{GeneralizedParams, GeneralizedSprings, generalized};
@@ -30,6 +30,10 @@ pub struct Rod {
     /// Radius of the tube drawn around the rod by offsetting (001 §4.3), m; 0 for
     /// none.
     pub tube_radius: f64,
+    /// Initial twist, rad: after the springs are made at rest, particle k is turned
+    /// about the rod's axis by this angle × k/(count − 1), so the far end starts
+    /// turned by it relative to the first (001 §5's twisted bar).
+    pub initial_twist: f64,
 }
 
 /// Vertices around each ring of a tube.
@@ -75,6 +79,7 @@ impl Default for Rod {
             springs: GeneralizedParams::new(1e4, 1.0, 1.0, 1.0),
             across: DVec3::Z,
             tube_radius: 0.0,
+            initial_twist: 0.0,
         }
     }
 }
@@ -119,6 +124,12 @@ impl Rod {
         if self.tube_radius > 0.0 {
             let path: Vec<usize> = (first..first + self.count).collect();
             b.topology.offsets.push(tube(name, &path, &b.state, self.tube_radius, self.across));
+        }
+        check(self.initial_twist.is_finite(), name, "initial_twist", self.initial_twist, "must be finite (rad)")?;
+        let axis = (self.end - self.start).normalize();
+        for k in 0..self.count {
+            let s = k as f64 / (self.count - 1) as f64;
+            b.state.q[first + k] = DQuat::from_axis_angle(axis, self.initial_twist * s) * b.state.q[first + k];
         }
         b.add_body(name, "rod", first, tri_first, line_first, false)?;
         Ok(first)
