@@ -107,6 +107,7 @@ impl Sheet {
             shear: None,
             bend: None,
             radius: self.radius,
+            membrane: None,
         };
         let handle = cloth.build(b, name)?;
         let range = handle.first..b.particle_count();
