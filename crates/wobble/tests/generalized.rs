@@ -672,3 +672,44 @@ fn rod_initial_twist_is_the_sum_of_its_springs_twist_angles() {
         assert!(ta.abs() < 1e-12 && tb.abs() < 1e-12, "a twist about the rod does not bend it");
     }
 }
+
+#[test]
+fn offset_octahedra_of_the_mobile_weights_are_wound_outward() {
+    // Every offset triangle of a weight's octahedron has its normal pointing away
+    // from the weight (counter-clockwise seen from outside, like the body surfaces).
+    use wobble::build::mobile::Mobile;
+    let mut b = WorldBuilder::new();
+    let h = Mobile::default().build(&mut b, "mobile").unwrap();
+    let mut checked = 0;
+    for s in &b.topology.offsets {
+        let x = s.positions(&b.state);
+        for t in &s.triangles {
+            let p = s.particle[t[0] as usize] as usize;
+            if !h.weights.contains(&p) {
+                continue;
+            }
+            let [a, c, d] = t.map(|i| x[i as usize]);
+            let n = (c - a).cross(d - a);
+            assert!(n.dot((a + c + d) / 3.0 - b.state.x.get(p)) > 0.0, "inward face {t:?}");
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 8 * h.weights.len());
+}
+
+#[test]
+fn rod_tube_is_wound_outward() {
+    let rod = Rod { count: 5, tube_radius: 0.03, ..Rod::default() };
+    let mut b = WorldBuilder::new();
+    rod.build(&mut b, "rod").unwrap();
+    let s = &b.topology.offsets[0];
+    let x = s.positions(&b.state);
+    for t in &s.triangles {
+        let [a, c, d] = t.map(|i| x[i as usize]);
+        let centre = (a + c + d) / 3.0;
+        // Away from the rod's axis (the x axis from start to end).
+        let radial = DVec3::new(0.0, centre.y, centre.z);
+        assert!((c - a).cross(d - a).dot(radial) > 0.0, "inward face {t:?}");
+    }
+    assert_eq!(s.triangles.len(), 2 * 4 * wobble::build::rod::TUBE_SIDES);
+}

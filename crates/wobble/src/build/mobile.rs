@@ -4,6 +4,8 @@
 //! without bend or twist resistance (they only pull), so each bar swings and turns
 //! freely about its thread.
 //!
+//! Bars are drawn as tubes and weights as octahedra by offsetting (001 §4.3).
+//!
 //! Each bar hangs from its balance point: the centre of mass of the bar and
 //! everything below it, computed from the tree, so the mobile is level at rest.
 //! Bars at even depth lie along x, at odd depth along z.
@@ -115,6 +117,19 @@ impl Pendant {
     }
 }
 
+/// An octahedron of circumradius `r` (m) around particle `p`, as an offset surface.
+fn octahedron(body: &str, p: usize, rest: &crate::model::State, r: f64) -> crate::model::OffsetSurface {
+    let mut s = crate::model::OffsetSurface::new(body);
+    for d in [DVec3::X, -DVec3::X, DVec3::Y, -DVec3::Y, DVec3::Z, -DVec3::Z] {
+        s.push(p, d * r, rest.q[p]);
+    }
+    // Faces (+x, +y, +z) and their mirror images, wound outward.
+    for (a, b, c) in [(0, 2, 4), (2, 1, 4), (1, 3, 4), (3, 0, 4), (2, 0, 5), (1, 2, 5), (3, 1, 5), (0, 3, 5)] {
+        s.triangles.push([a, b, c]);
+    }
+    s
+}
+
 impl Mobile {
     /// Adds the mobile as body `name` (anchor pinned) with its own generalized-spring
     /// term.
@@ -152,6 +167,13 @@ impl Mobile {
             b.topology.lines.push([p as u32, q as u32]);
         }
         b.add_force(term);
+        // Drawn by offsetting (001 §4.3): bars as tubes, weights as octahedra.
+        for bar in &handle.bars {
+            b.topology.offsets.push(super::rod::tube(name, bar, &b.state, 0.5 * self.radius, DVec3::Y));
+        }
+        for &w in &handle.weights {
+            b.topology.offsets.push(octahedron(name, w, &b.state, 2.0 * self.radius));
+        }
         b.add_body(name, "mobile", first, tri_first, line_first, false)?;
         Ok(handle)
     }
