@@ -713,3 +713,43 @@ fn rod_tube_is_wound_outward() {
     }
     assert_eq!(s.triangles.len(), 2 * 4 * wobble::build::rod::TUBE_SIDES);
 }
+
+#[test]
+fn jacobian_blocks_of_a_plain_generalized_spring_match_finite_differences() {
+    // Without bend and twist laws the blocks are the whole Jacobian: ∂f/∂x by central
+    // differences (h = 1e-6, relative 1e-6) at rest — the damping's dependence on
+    // position is left out, as for plain springs (Baraff–Witkin) — and ∂f/∂v
+    // (f is linear in v) at the moving state.
+    let p = GeneralizedParams::plain(80.0, 0.7);
+    for seed in 1..=5 {
+        let (particles, moving, mut term) = cluster(seed, p, 0.1, 0.0, 1.0);
+        let mut state = moving.clone();
+        state.v = wobble::model::Vec3s::zeros(state.len());
+        let n = state.len();
+        let mut jac = support::DenseJacobian::new(n);
+        term.add_jacobian(&ForceContext { particles: &particles, state: &state, t: 0.0 }, &mut jac);
+        let h = 1e-6;
+        for j in 0..n {
+            for c in 0..3 {
+                let (mut sp, mut sm) = (state.clone(), state.clone());
+                *support::comp_mut(&mut sp.x, j, c) += h;
+                *support::comp_mut(&mut sm.x, j, c) -= h;
+                let (fp, fm) = (loads_of(&mut term, &particles, &sp), loads_of(&mut term, &particles, &sm));
+                let (mut vp, mut vm) = (moving.clone(), moving.clone());
+                *support::comp_mut(&mut vp.v, j, c) += h;
+                *support::comp_mut(&mut vm.v, j, c) -= h;
+                let (gp, gm) = (loads_of(&mut term, &particles, &vp), loads_of(&mut term, &particles, &vm));
+                for i in 0..n {
+                    for r in 0..3 {
+                        let fd = (fp.f.get(i)[r] - fm.f.get(i)[r]) / (2.0 * h);
+                        let block = jac.dfdx[(3 * i + r) * 3 * n + 3 * j + c];
+                        assert_close!(block, fd, 1e-6 * (1.0 + fd.abs()), "seed {seed}: ∂f{i}.{r}/∂x{j}.{c}");
+                        let fd = (gp.f.get(i)[r] - gm.f.get(i)[r]) / (2.0 * h);
+                        let block = jac.dfdv[(3 * i + r) * 3 * n + 3 * j + c];
+                        assert_close!(block, fd, 1e-8, "seed {seed}: ∂f{i}.{r}/∂v{j}.{c}");
+                    }
+                }
+            }
+        }
+    }
+}

@@ -54,11 +54,17 @@
 //! linear and angular momentum are conserved exactly in every case.
 //!
 //! The term loops over its springs serially in index order, so results do not depend
-//! on the thread count.
+//! on the thread count. Its Jacobian blocks are those of the stretch and linear
+//! damping only (`add_jacobian`): implicit integrators treat
+//! the bend couples explicitly.
 
 use glam::{DQuat, DVec3};
 
-use super::{ForceContext, ForceTerm, Loads, Parameter, ParameterError, StrainStats, known_keys, require_non_negative};
+use super::spring::spring_blocks;
+use super::{
+    ForceContext, ForceTerm, JacobianSink, Loads, Parameter, ParameterError, SpringLaw, StrainStats, known_keys,
+    require_non_negative,
+};
 use crate::model::{Particles, State, Vec3s};
 
 /// Angles below this (rad) count as zero bend: the axis is then undefined and the
@@ -539,6 +545,31 @@ impl ForceTerm for GeneralizedSprings {
                 0.5 * p.stretch * d * d + p.bend.energy(ta) + p.bend.energy(tb) + p.twist.energy(tt)
             })
             .sum()
+    }
+
+    /// The blocks of the stretch and linear damping (those of a plain linear spring,
+    /// exact for a spring without bend and twist laws). The bend couples and the
+    /// torques are left out: implicit integrators take them explicitly, and the
+    /// rotational state is advanced explicitly anyway.
+    fn add_jacobian(&self, ctx: &ForceContext<'_>, sink: &mut dyn JacobianSink) {
+        let x = &ctx.state.x;
+        for sp in &self.springs {
+            let p = &self.groups[sp.group as usize].1;
+            let (a, b) = (sp.a as usize, sp.b as usize);
+            let (kx, kv) = spring_blocks(SpringLaw::Linear, x.get(a), x.get(b), sp.rest, p.stretch, p.damping);
+            sink.add_dfdx(a, a, kx);
+            sink.add_dfdx(b, b, kx);
+            sink.add_dfdx(a, b, -kx);
+            sink.add_dfdx(b, a, -kx);
+            sink.add_dfdv(a, a, kv);
+            sink.add_dfdv(b, b, kv);
+            sink.add_dfdv(a, b, -kv);
+            sink.add_dfdv(b, a, -kv);
+        }
+    }
+
+    fn has_jacobian(&self) -> bool {
+        true
     }
 
     fn add_stiffness_bound(&self, ctx: &ForceContext<'_>, k_row: &mut [f64], c_row: &mut [f64]) {
