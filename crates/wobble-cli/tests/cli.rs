@@ -317,3 +317,22 @@ fn thesis_experiments_write_data_plots_and_verdicts() {
     let md = std::fs::read_to_string(out.join("twolayer-stability/summary.md")).unwrap();
     assert!(md.contains("**blew up** at step"), "{md}");
 }
+
+#[test]
+fn generalized_spring_experiments_pass() {
+    // The two quickest 001 experiments (about a second each): the twisted bar and
+    // the one-sided bend law, with their data files.
+    let out = tmp("generalized");
+    for (name, csv, header) in [
+        ("generalized-twisted-bar", "twist.csv", "time,generalized_deg,spring_3d_deg\n"),
+        ("generalized-asymmetric", "deflection.csv", "time,one_sided_down,one_sided_up,"),
+    ] {
+        let o = wobble(&["experiment", name, "--out", out.to_str().unwrap(), "--strict"]);
+        assert!(o.status.success(), "{name}: {}", text(&o));
+        let dir = out.join(name);
+        let md = std::fs::read_to_string(dir.join("summary.md")).unwrap();
+        assert!(md.contains("**Result: PASS**"), "{name}: {md}");
+        let data = std::fs::read_to_string(dir.join(csv)).unwrap();
+        assert!(data.starts_with(header), "{name}: {csv} starts {:?}", &data[..data.len().min(80)]);
+    }
+}

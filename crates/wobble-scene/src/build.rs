@@ -203,6 +203,10 @@ impl Scene {
                 inner = crate::twolayer::build(self, b, spec, &at)?;
                 Grid::None
             }
+            BodyShape::Oriented(o) => {
+                crate::oriented::build(self, b, spec, &at)?;
+                if matches!(o, crate::oriented::OrientedSpec::Rod(_)) { Grid::Chain } else { Grid::None }
+            }
             BodyShape::Ball(ball) => {
                 ball.build(b, &spec.name).map_err(at)?;
                 Grid::None

@@ -207,11 +207,29 @@ pub enum BodyShape {
     PressureSphere(wobble::build::twolayer::PressureSphere),
     /// `type = "pressure-mesh"`: a closed OBJ surface as a pressure body.
     PressureMesh(crate::twolayer::PressureMeshSpec),
+    /// Oriented particles and generalized springs (001): `rod`, `mobile`,
+    /// `jelly-cube`, `sheet`, `generalized-mesh`.
+    Oriented(crate::oriented::OrientedSpec),
 }
 
 /// Body type names, for messages.
-pub const BODY_TYPES: [&str; 10] =
-    ["chain", "cloth", "lattice", "mesh", "ball", "grid", "pair", "ring", "pressure-sphere", "pressure-mesh"];
+pub const BODY_TYPES: [&str; 15] = [
+    "chain",
+    "cloth",
+    "lattice",
+    "mesh",
+    "ball",
+    "grid",
+    "pair",
+    "ring",
+    "pressure-sphere",
+    "pressure-mesh",
+    "rod",
+    "mobile",
+    "jelly-cube",
+    "sheet",
+    "generalized-mesh",
+];
 
 /// A set of particles of one body.
 #[derive(Clone, Debug, PartialEq, Default)]
@@ -698,6 +716,7 @@ fn read_body(t: &Table<'_, '_>) -> Result<BodySpec, SceneError> {
         }
         "grid" => BodyShape::Grid(read_grid(t, origin, mass, radius)?),
         "pair" | "ring" | "pressure-sphere" | "pressure-mesh" => crate::twolayer::read(t, kind, origin, radius)?,
+        k if crate::oriented::TYPES.contains(&k) => crate::oriented::read(t, kind, origin, mass, radius)?,
         other => {
             let err = t.error(t.span_of("type"), format!("unknown body type `{other}`"));
             return Err(match nearest(other, BODY_TYPES) {

@@ -12,6 +12,10 @@ pub mod cloth_constraints;
 pub mod cubic_force_curves;
 pub mod cubic_jacobian_damping;
 pub mod cubic_stretch_sweep;
+pub mod generalized_asymmetric;
+pub mod generalized_jelly_cube;
+pub mod generalized_mobile;
+pub mod generalized_twisted_bar;
 pub mod integrator_convergence;
 pub mod sphere_volume;
 pub mod terzopoulos_integrity;
@@ -70,6 +74,10 @@ pub fn registry() -> Vec<Experiment> {
         cubic_force_curves::EXPERIMENT,
         cubic_stretch_sweep::EXPERIMENT,
         cubic_jacobian_damping::EXPERIMENT,
+        generalized_twisted_bar::EXPERIMENT,
+        generalized_jelly_cube::EXPERIMENT,
+        generalized_mobile::EXPERIMENT,
+        generalized_asymmetric::EXPERIMENT,
     ]
 }
 

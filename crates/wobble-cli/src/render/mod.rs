@@ -148,6 +148,12 @@ impl Geometry {
         }
         g.triangles = world.topology.triangles.clone();
         g.lines = world.topology.lines.clone();
+        // Offset surfaces of oriented particles (001 §4.3), in their particle's colour.
+        let extra = crate::output::offsets::OffsetGeometry::of(world);
+        let colors: Vec<Rgb> = extra.particle.iter().map(|&p| g.colors[p]).collect();
+        g.positions.extend(extra.x);
+        g.colors.extend(colors);
+        g.triangles.extend(extra.triangles);
         if view.springs {
             g.springs = world.segments();
         }

@@ -31,12 +31,18 @@ use crate::world::{SimParams, World};
 pub mod bench;
 pub mod chain;
 pub mod cloth;
+pub mod gmesh;
 pub mod grid;
+pub mod jelly;
 pub mod lattice;
 pub mod mesh;
+pub mod mobile;
 pub mod obj;
+pub mod oriented;
 pub mod pair;
 pub mod ring;
+pub mod rod;
+pub mod sheet;
 pub mod sphere;
 pub mod twolayer;
 
@@ -61,6 +67,9 @@ pub enum BuildError {
     /// A spring is malformed.
     #[error(transparent)]
     Spring(#[from] SpringError),
+    /// Generalized springs are malformed.
+    #[error(transparent)]
+    Generalized(#[from] crate::force::generalized::GeneralizedError),
     /// An OBJ file could not be read.
     #[error(transparent)]
     Obj(#[from] obj::ObjError),
