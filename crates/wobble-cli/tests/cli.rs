@@ -261,7 +261,7 @@ fn experiments_write_data_plots_and_a_summary() {
     assert!(md.contains("**Result: PASS**"), "{md}");
     assert!(md.contains("**Claim tested:**"));
     let csv = std::fs::read_to_string(dir.join("convergence.csv")).unwrap();
-    assert!(csv.starts_with("h,euler,symplectic-euler,heun,midpoint,rk4,verlet\n"));
+    assert!(csv.starts_with("h,euler,symplectic-euler,heun,midpoint,rk4,verlet,implicit-euler,semi-implicit\n"));
     let png = std::fs::read(dir.join("convergence.png")).unwrap();
     assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
     for name in ["verlet-emitter", "cloth-constraints", "terzopoulos-box-drop", "terzopoulos-twist"] {
@@ -316,4 +316,23 @@ fn thesis_experiments_write_data_plots_and_verdicts() {
     // The stability table names the step and particle of every blow-up.
     let md = std::fs::read_to_string(out.join("twolayer-stability/summary.md")).unwrap();
     assert!(md.contains("**blew up** at step"), "{md}");
+}
+
+#[test]
+fn generalized_spring_experiments_pass() {
+    // The two quickest 001 experiments (about a second each): the twisted bar and
+    // the one-sided bend law, with their data files.
+    let out = tmp("generalized");
+    for (name, csv, header) in [
+        ("generalized-twisted-bar", "twist.csv", "time,generalized_deg,spring_3d_deg\n"),
+        ("generalized-asymmetric", "deflection.csv", "time,one_sided_down,one_sided_up,"),
+    ] {
+        let o = wobble(&["experiment", name, "--out", out.to_str().unwrap(), "--strict"]);
+        assert!(o.status.success(), "{name}: {}", text(&o));
+        let dir = out.join(name);
+        let md = std::fs::read_to_string(dir.join("summary.md")).unwrap();
+        assert!(md.contains("**Result: PASS**"), "{name}: {md}");
+        let data = std::fs::read_to_string(dir.join(csv)).unwrap();
+        assert!(data.starts_with(header), "{name}: {csv} starts {:?}", &data[..data.len().min(80)]);
+    }
 }

@@ -139,6 +139,7 @@ impl Scene {
             constraint_iterations: sim.constraint_iterations,
         };
         let mut world = b.build(params).map_err(|e| self.err(0..0, &e))?;
+        world.set_solver_settings(sim.solver);
         for d in &self.drags {
             let pick = match &d.pick {
                 DragPick::Near(p) => PickTarget::Point(*p),
@@ -201,6 +202,10 @@ impl Scene {
             BodyShape::Pair(_) | BodyShape::Ring(_) | BodyShape::PressureSphere(_) | BodyShape::PressureMesh(_) => {
                 inner = crate::twolayer::build(self, b, spec, &at)?;
                 Grid::None
+            }
+            BodyShape::Oriented(o) => {
+                crate::oriented::build(self, b, spec, &at)?;
+                if matches!(o, crate::oriented::OrientedSpec::Rod(_)) { Grid::Chain } else { Grid::None }
             }
             BodyShape::Ball(ball) => {
                 ball.build(b, &spec.name).map_err(at)?;

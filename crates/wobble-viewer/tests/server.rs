@@ -166,7 +166,7 @@ fn a_new_page_gets_hello_topology_status_and_frames() {
     let hello = c.next("hello");
     let scenes: Vec<&str> = hello["scenes"].as_array().unwrap().iter().map(|s| s.as_str().unwrap()).collect();
     assert!(scenes.contains(&"default.toml") && scenes.contains(&"drag.toml"), "{scenes:?}");
-    assert_eq!(hello["integrators"].as_array().unwrap().len(), 6);
+    assert_eq!(hello["integrators"].as_array().unwrap().len(), wobble::integrate::IntegratorKind::ALL.len());
     let topo = c.next("topology");
     assert_eq!(topo["n"], 36);
     assert_eq!(topo["scene"], "test-cloth.toml");

@@ -1,6 +1,8 @@
 //! Frame files: the positions and surfaces of every body at one instant, in formats
 //! other tools read — PLY (binary, MeshLab/Blender), OBJ (anything), legacy VTK
-//! polydata (ParaView, with velocity and pin flags as point data).
+//! polydata (ParaView, with velocity and pin flags as point data). Offset surfaces
+//! of oriented particles (001 §4.3; [`super::offsets`]) follow the particles as extra
+//! vertices and triangles.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -8,6 +10,8 @@ use std::path::Path;
 
 use wobble::World;
 use wobble_scene::FrameFormat;
+
+use super::offsets::OffsetGeometry;
 
 /// Writes the current frame of `world` to `path` in `format`.
 pub fn write_frame(world: &World, format: FrameFormat, path: &Path) -> std::io::Result<()> {
@@ -24,21 +28,22 @@ pub fn write_frame(world: &World, format: FrameFormat, path: &Path) -> std::io::
 /// edges.
 pub fn write_ply(world: &World, w: &mut impl Write) -> std::io::Result<()> {
     let (x, tris, lines) = (&world.state.x, &world.topology.triangles, &world.topology.lines);
+    let extra = OffsetGeometry::of(world);
     writeln!(
         w,
         "ply\nformat binary_little_endian 1.0\ncomment wobble frame t={} step={}",
         world.time(),
         world.steps()
     )?;
-    writeln!(w, "element vertex {}\nproperty double x\nproperty double y\nproperty double z", x.len())?;
-    writeln!(w, "element face {}\nproperty list uchar int vertex_indices", tris.len())?;
+    writeln!(w, "element vertex {}\nproperty double x\nproperty double y\nproperty double z", x.len() + extra.x.len())?;
+    writeln!(w, "element face {}\nproperty list uchar int vertex_indices", tris.len() + extra.triangles.len())?;
     writeln!(w, "element edge {}\nproperty int vertex1\nproperty int vertex2\nend_header", lines.len())?;
-    for i in 0..x.len() {
-        for c in x.get(i).to_array() {
+    for p in x.iter().chain(extra.x.iter().copied()) {
+        for c in p.to_array() {
             w.write_all(&c.to_le_bytes())?;
         }
     }
-    for t in tris {
+    for t in tris.iter().chain(&extra.triangles) {
         w.write_all(&[3u8])?;
         for &i in t {
             w.write_all(&(i as i32).to_le_bytes())?;
@@ -55,8 +60,15 @@ pub fn write_ply(world: &World, w: &mut impl Write) -> std::io::Result<()> {
 /// Wavefront OBJ: `v`, `f` and `l` lines, one `o` group per body.
 pub fn write_obj(world: &World, w: &mut impl Write) -> std::io::Result<()> {
     writeln!(w, "# wobble frame t={} step={}", world.time(), world.steps())?;
-    for p in world.state.x.iter() {
+    let extra = OffsetGeometry::of(world);
+    for p in world.state.x.iter().chain(extra.x.iter().copied()) {
         writeln!(w, "v {} {} {}", p.x, p.y, p.z)?;
+    }
+    for (name, range) in &extra.groups {
+        writeln!(w, "o {name}")?;
+        for t in &extra.triangles[range.clone()] {
+            writeln!(w, "f {} {} {}", t[0] + 1, t[1] + 1, t[2] + 1)?;
+        }
     }
     for body in &world.topology.bodies {
         writeln!(w, "o {}", body.name)?;
@@ -73,19 +85,22 @@ pub fn write_obj(world: &World, w: &mut impl Write) -> std::io::Result<()> {
 /// Legacy VTK polydata (ASCII) with velocity, speed, pinned flag and body index.
 pub fn write_vtk(world: &World, w: &mut impl Write) -> std::io::Result<()> {
     let (x, v, tris, lines) = (&world.state.x, &world.state.v, &world.topology.triangles, &world.topology.lines);
+    let extra = OffsetGeometry::of(world);
+    let n = x.len() + extra.x.len();
+    let n_tris = tris.len() + extra.triangles.len();
     writeln!(
         w,
         "# vtk DataFile Version 3.0\nwobble frame t={} step={}\nASCII\nDATASET POLYDATA",
         world.time(),
         world.steps()
     )?;
-    writeln!(w, "POINTS {} double", x.len())?;
-    for p in x.iter() {
+    writeln!(w, "POINTS {n} double")?;
+    for p in x.iter().chain(extra.x.iter().copied()) {
         writeln!(w, "{} {} {}", p.x, p.y, p.z)?;
     }
-    if !tris.is_empty() {
-        writeln!(w, "POLYGONS {} {}", tris.len(), 4 * tris.len())?;
-        for t in tris {
+    if n_tris > 0 {
+        writeln!(w, "POLYGONS {} {}", n_tris, 4 * n_tris)?;
+        for t in tris.iter().chain(&extra.triangles) {
             writeln!(w, "3 {} {} {}", t[0], t[1], t[2])?;
         }
     }
@@ -95,16 +110,18 @@ pub fn write_vtk(world: &World, w: &mut impl Write) -> std::io::Result<()> {
             writeln!(w, "2 {} {}", l[0], l[1])?;
         }
     }
-    writeln!(w, "POINT_DATA {}\nVECTORS velocity double", x.len())?;
-    for q in v.iter() {
+    writeln!(w, "POINT_DATA {n}\nVECTORS velocity double")?;
+    for q in v.iter().chain(extra.v.iter().copied()) {
         writeln!(w, "{} {} {}", q.x, q.y, q.z)?;
     }
+    // Offset vertices take their particle's pin flag and body.
+    let owner = |k: usize| if k < x.len() { k } else { extra.particle[k - x.len()] };
     writeln!(w, "SCALARS pinned int 1\nLOOKUP_TABLE default")?;
-    for &p in &world.particles.pinned {
-        writeln!(w, "{}", u8::from(p))?;
+    for k in 0..n {
+        writeln!(w, "{}", u8::from(world.particles.pinned[owner(k)]))?;
     }
     writeln!(w, "SCALARS body int 1\nLOOKUP_TABLE default")?;
-    for i in 0..x.len() {
+    for i in (0..n).map(owner) {
         let b = world.topology.bodies.iter().position(|b| b.particles.contains(&i)).map_or(-1, |b| b as i64);
         writeln!(w, "{b}")?;
     }

@@ -2,6 +2,7 @@
 
 pub mod frames;
 pub mod metrics;
+pub mod offsets;
 
 /// Peak resident memory of this process, MB (Linux `VmHWM`; `None` elsewhere).
 #[must_use]

@@ -31,12 +31,18 @@ use crate::world::{SimParams, World};
 pub mod bench;
 pub mod chain;
 pub mod cloth;
+pub mod gmesh;
 pub mod grid;
+pub mod jelly;
 pub mod lattice;
 pub mod mesh;
+pub mod mobile;
 pub mod obj;
+pub mod oriented;
 pub mod pair;
 pub mod ring;
+pub mod rod;
+pub mod sheet;
 pub mod sphere;
 pub mod twolayer;
 
@@ -61,9 +67,20 @@ pub enum BuildError {
     /// A spring is malformed.
     #[error(transparent)]
     Spring(#[from] SpringError),
+    /// Generalized springs are malformed.
+    #[error(transparent)]
+    Generalized(#[from] crate::force::generalized::GeneralizedError),
     /// An OBJ file could not be read.
     #[error(transparent)]
     Obj(#[from] obj::ObjError),
+    /// A membrane is malformed.
+    #[error("body `{body}`: {source}")]
+    Membrane {
+        /// The body being built.
+        body: String,
+        /// What is wrong.
+        source: crate::force::triangle_stvk::MembraneError,
+    },
     /// The time step is not positive.
     #[error("time step dt = {0} s is invalid: it must be positive and finite")]
     TimeStep(f64),

@@ -18,17 +18,21 @@ use glam::DMat3;
 use crate::model::{Particles, State, Vec3s};
 
 pub mod air_drag;
+pub mod generalized;
 pub mod gravity;
 pub mod grid;
 pub mod pointer;
 pub mod pressure;
 pub mod spring;
+pub mod triangle_stvk;
 
 pub use air_drag::AirDrag;
+pub use generalized::{AngularLaw, GeneralizedParams, GeneralizedSprings};
 pub use gravity::Gravity;
 pub use pointer::{DragSpring, DragSpringParams};
 pub use pressure::Pressure;
-pub use spring::{SpringError, SpringKind, SpringLaw, SpringNetwork, SpringParams, SpringSet};
+pub use spring::{CubicLaw, SpringError, SpringKind, SpringLaw, SpringNetwork, SpringParams, SpringSet};
+pub use triangle_stvk::{Membrane, TriangleStvk};
 
 /// Forces (N) and torques (N m) on every particle, or — after division by mass and
 /// inertia — linear (m/s²) and angular (rad/s²) accelerations.

@@ -38,6 +38,9 @@ pub struct Topology {
     pub triangles: Vec<[u32; 3]>,
     /// Polyline segments (particle indices) for one- and two-dimensional bodies.
     pub lines: Vec<[u32; 2]>,
+    /// Surfaces drawn at offsets from oriented particles (tubes, thick sheets;
+    /// 001 §4.3), for outputs only.
+    pub offsets: Vec<super::OffsetSurface>,
 }
 
 impl Topology {
