@@ -505,7 +505,7 @@ impl Simulator {
     }
 
     /// Centre and diagonal of what the camera frames: the bodies' box, grown to take
-    /// in sphere colliders near them and a floor less than two box sizes below.
+    /// in sphere colliders near them and a floor less than three box sizes below.
     fn framing(&self) -> ([f64; 3], f64) {
         let w = &self.session.world;
         let (mut lo, mut hi) = wobble::metrics::bounding_box(&w.state.x);
@@ -521,7 +521,7 @@ impl Simulator {
                     }
                 }
                 Shape::Plane { point, normal } => {
-                    if normal.y > 0.9 && point.y < lo.y && lo.y - point.y < 2.0 * size {
+                    if normal.y > 0.9 && point.y < lo.y && lo.y - point.y < 3.0 * size {
                         lo.y = point.y;
                     }
                 }
