@@ -256,6 +256,25 @@ test('a malformed WebSocket message is answered with an error and the server kee
   await again.close();
 });
 
+test('two tabs watch the same simulation, and closing one leaves the other running', async () => {
+  const a = await freshPage();
+  const b = await context.newPage();
+  b.setDefaultTimeout(60000);
+  await b.goto(url, { waitUntil: 'load' });
+  await b.waitForFunction(() => window.wobble && window.wobble.state.ready);
+  const steps = await step(a, 50);
+  // b draws the frame of the step a asked for.
+  await b.waitForFunction((n) => window.wobble.state.frameSteps === n, steps);
+  const [xa, xb] = await Promise.all([query(a, [CLOTH_MIDDLE]), query(b, [CLOTH_MIDDLE])]);
+  assert.deepEqual(xa.x, xb.x);
+  await b.waitForFunction(() => window.wobble.state.status.clients >= 2);
+  await a.close();
+  await b.click('#play');
+  await b.waitForFunction((n) => window.wobble.state.frameSteps > n + 100, steps);
+  await b.click('#pause');
+  await b.close();
+});
+
 test('a blow-up shows the CLI text on the page and reset recovers', async () => {
   const page = await freshPage();
   await page.fill('#dt', '0.05');
