@@ -219,7 +219,7 @@ impl Simulator {
                     break;
                 }
                 match events.recv_timeout(wait) {
-                    Ok(e) => self.handle(e),
+                    Ok(e) => self.guarded(|sim| sim.handle(e)),
                     Err(RecvTimeoutError::Timeout) => break,
                     Err(RecvTimeoutError::Disconnected) => return,
                 }
@@ -228,12 +228,34 @@ impl Simulator {
             next = (next + period).max(now);
             let wall = (now - last).as_secs_f64().min(0.1);
             last = now;
-            self.advance(wall, period.as_secs_f64() * STEP_BUDGET);
+            self.guarded(|sim| sim.advance(wall, period.as_secs_f64() * STEP_BUDGET));
             self.broadcast_frame();
             if self.last_status.elapsed().as_secs_f64() >= 1.0 / STATUS_RATE {
                 self.broadcast(&Reply::Status(self.status()));
             }
             self.rate.tick();
+        }
+    }
+
+    /// Runs `f`; should it panic (an engine bug), tells every page and rebuilds the
+    /// scene, so that one bad request or step never takes the viewer down.
+    fn guarded(&mut self, f: impl FnOnce(&mut Self)) {
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(self)));
+        if let Err(panic) = result {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_owned())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".to_owned());
+            self.broadcast(&Reply::error(format!(
+                "internal error (a bug; please report it): {what}; the scene was rebuilt"
+            )));
+            let scene = self.session.scene.clone();
+            let user_drag = self.session.user_drag;
+            if let Err(e) = self.rebuild(scene, user_drag) {
+                self.broadcast(&Reply::error(e));
+            }
+            self.session.playing = false;
         }
     }
 

@@ -400,3 +400,24 @@ fn the_starting_drag_spring_is_stable_for_the_lightest_particle() {
     let heavy = Scene::parse(Source::new("heavy", CLOTH.replace("mass = 0.5", "mass = 500")), scenes_dir()).unwrap();
     assert_eq!(starting_drag(&heavy.build().unwrap().world), DragSpringParams::default());
 }
+
+#[test]
+fn every_integrator_steps_the_cloth() {
+    let addr = start(CLOTH);
+    let mut c = Client::connect(addr);
+    let hello = c.next("hello");
+    c.next("topology");
+    c.send(json!({"type": "pause"}));
+    for name in hello["integrators"].as_array().unwrap() {
+        c.send(json!({"type": "reset"}));
+        c.next("topology");
+        c.send(json!({"type": "integrator", "name": name}));
+        c.send(json!({"type": "step", "n": 20}));
+        let q = c.query(&[20]);
+        assert_eq!(q["steps"], 20, "{name}: {q}");
+        assert!(q["x"][0][1].as_f64().is_some_and(|y| y.is_finite() && y < 1.0), "{name} lets the cloth fall: {q}");
+        c.send(json!({"type": "status"}));
+        let s = c.wait_status(|s| s["integrator"] == *name);
+        assert!(s["halted"].is_null(), "{name}: {s}");
+    }
+}
