@@ -12,6 +12,7 @@ pub mod cloth_constraints;
 pub mod cubic_force_curves;
 pub mod cubic_jacobian_damping;
 pub mod cubic_stretch_sweep;
+pub mod cubic_timing;
 pub mod integrator_convergence;
 pub mod sphere_volume;
 pub mod terzopoulos_integrity;
@@ -68,6 +69,7 @@ pub fn registry() -> Vec<Experiment> {
         cubic_force_curves::EXPERIMENT,
         cubic_stretch_sweep::EXPERIMENT,
         cubic_jacobian_damping::EXPERIMENT,
+        cubic_timing::EXPERIMENT,
     ]
 }
 
