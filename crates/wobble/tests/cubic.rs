@@ -449,3 +449,29 @@ fn membrane_matches_lame_parameters_under_uniaxial_stretch() {
     let degenerate = TriangleStvk::new("t", vec![[0, 1, 1]], &x, m);
     assert!(degenerate.is_err(), "a degenerate triangle must be rejected");
 }
+
+#[test]
+fn stiffness_bound_follows_the_law_at_the_current_length() {
+    // For a non-linear law the stable-step bound uses max(k, |g'|, |g/r|) at the
+    // current length: a cubic spring stretched to a1 L has slope K1 = 6k there, so
+    // its bound must be 6 times the linear spring's (two equal masses: each row
+    // gets k (w + w)).
+    use wobble::force::{SpringKind, SpringSet};
+    let (k, rest, m) = (100.0, 1.0, 2.0);
+    let law = SpringLaw::Cubic(CubicLaw::new(k, 1.1, 6.0 * k, 0.9, 2.0 * k, 1.0).unwrap());
+    for (law, factor) in [(SpringLaw::Linear, 1.0), (law, 6.0)] {
+        let mut state = State::default();
+        let mut particles = Particles::default();
+        state.push(DVec3::ZERO, DVec3::ZERO);
+        state.push(DVec3::new(1.1 * rest, 0.0, 0.0), DVec3::ZERO);
+        particles.push(m, 0.0);
+        particles.push(m, 0.0);
+        let mut set = SpringSet::new();
+        let g = set.group("pair");
+        set.push(0, 1, rest, SpringParams::linear(k, 0.0).with_law(law), SpringKind::Structural, g);
+        let net = SpringNetwork::new(&set, 2).unwrap();
+        let (mut kr, mut cr) = (vec![0.0; 2], vec![0.0; 2]);
+        net.add_stiffness_bound(&ForceContext { particles: &particles, state: &state, t: 0.0 }, &mut kr, &mut cr);
+        assert_rel!(kr[0], factor * k * 2.0 / m, 1e-9, "{} bound", law.name());
+    }
+}

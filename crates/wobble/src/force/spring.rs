@@ -1220,11 +1220,22 @@ impl ForceTerm for SpringNetwork {
 
     fn add_stiffness_bound(&self, ctx: &ForceContext<'_>, k_row: &mut [f64], c_row: &mut [f64]) {
         let w = &ctx.particles.inv_mass;
+        let x = &ctx.state.x;
         for s in 0..self.len() {
             let (a, b) = self.ends(s);
             let cross = (w[a] * w[b]).sqrt();
-            k_row[a] += self.k[s] * (w[a] + cross);
-            k_row[b] += self.k[s] * (w[b] + cross);
+            // Non-linear laws: the block's norm at the current length, max(|g'|, |g/r|)
+            // (at least k), since a stretched cubic is far stiffer than at rest.
+            let k = match self.law(s) {
+                SpringLaw::Linear => self.k[s],
+                law => {
+                    let r = x.get(a).distance(x.get(b));
+                    let (g, dg) = law.magnitude(r, self.rest[s], self.k[s]);
+                    self.k[s].max(dg.abs()).max(if r > 0.0 { (g / r).abs() } else { 0.0 })
+                }
+            };
+            k_row[a] += k * (w[a] + cross);
+            k_row[b] += k * (w[b] + cross);
             c_row[a] += self.c[s] * (w[a] + cross);
             c_row[b] += self.c[s] * (w[b] + cross);
         }
