@@ -180,7 +180,7 @@ impl TriangleStvk {
         })
     }
 
-    /// Jacobian blocks ∂f_k/∂x_l of triangle `t`, indexed [k][l].
+    /// Jacobian blocks ∂f_k/∂x_l of triangle `t`, indexed `[k][l]`.
     #[must_use]
     pub fn triangle_jacobian(&self, t: usize, x: &Vec3s) -> [[DMat3; 3]; 3] {
         let f = self.deformation(t, x);
