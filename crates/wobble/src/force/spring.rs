@@ -1178,6 +1178,21 @@ pub fn spring_blocks(law: SpringLaw, xa: DVec3, xb: DVec3, rest: f64, k: f64, c:
     (kx, kv)
 }
 
+/// [`spring_blocks`] with the stiffness part made negative semi-definite: the
+/// transverse tension g/r and the slope g' are clamped at zero, which drops the
+/// terms a compressed spring (or a law with negative slope, StVK below L/√3)
+/// contributes with the wrong sign. For [`JacobianSink::definite`] sinks.
+#[must_use]
+pub fn spring_blocks_definite(law: SpringLaw, xa: DVec3, xb: DVec3, rest: f64, k: f64, c: f64) -> (DMat3, DMat3) {
+    let d = xb - xa;
+    let r = d.length();
+    let n = d / r;
+    let nn = DMat3::from_cols(n * n.x, n * n.y, n * n.z);
+    let (g, dg) = law.jacobian_magnitude(r, rest, k);
+    let kx = -((DMat3::IDENTITY - nn) * (g / r).max(0.0) + nn * dg.max(0.0));
+    (kx, nn * -c)
+}
+
 impl ForceTerm for SpringNetwork {
     fn name(&self) -> &str {
         "springs"
@@ -1200,9 +1215,10 @@ impl ForceTerm for SpringNetwork {
 
     fn add_jacobian(&self, ctx: &ForceContext<'_>, sink: &mut dyn JacobianSink) {
         let x = &ctx.state.x;
+        let blocks = if sink.definite() { spring_blocks_definite } else { spring_blocks };
         for s in 0..self.len() {
             let (a, b) = self.ends(s);
-            let (kx, kv) = spring_blocks(self.law(s), x.get(a), x.get(b), self.rest[s], self.k[s], self.c[s]);
+            let (kx, kv) = blocks(self.law(s), x.get(a), x.get(b), self.rest[s], self.k[s], self.c[s]);
             sink.add_dfdx(a, a, kx);
             sink.add_dfdx(b, b, kx);
             sink.add_dfdx(a, b, -kx);
