@@ -379,3 +379,30 @@ fn indefinite_steps_fall_back_to_the_definite_jacobian() {
     w.run(50).unwrap();
     assert!(width(&w) > w0, "the compressed cloth should expand: width {} → {}", w0, width(&w));
 }
+
+#[test]
+fn block_matrix_pattern_records_misses_and_widens() {
+    // Blocks outside the pattern are recorded, not lost silently; widening makes
+    // room for them (values cleared), and a product then uses them. The diagonal is
+    // always present, and `asymmetry` sees a one-sided block.
+    let mut a = BlockMatrix::with_pattern(3, &[(0, 1)]);
+    assert_eq!(a.nnz_blocks(), 5, "3 diagonal + (0,1) + (1,0)");
+    let m = DMat3::from_cols(DVec3::new(1.0, 2.0, 3.0), DVec3::new(0.0, 4.0, 5.0), DVec3::new(0.0, 0.0, 6.0));
+    a.add(0, 1, m);
+    a.add(2, 0, m);
+    assert_eq!(a.missed(), &[(2, 0)]);
+    assert_eq!(a.block(0, 1), m);
+    assert!(a.asymmetry() > 0.0, "(0,1) without its transpose is asymmetric");
+    a.widen();
+    assert!(a.missed().is_empty() && a.find(2, 0).is_some() && a.find(0, 2).is_some());
+    assert_eq!(a.block(0, 1), DMat3::ZERO, "widening clears values");
+    a.add(2, 0, m);
+    a.add(0, 2, m.transpose());
+    assert_eq!(a.asymmetry(), 0.0);
+    let mut x = Vec3s::zeros(3);
+    x.set(0, DVec3::new(1.0, -1.0, 2.0));
+    let mut y = Vec3s::zeros(3);
+    a.mul(&x, &mut y);
+    assert_eq!(y.get(2), m * x.get(0));
+    assert_eq!(y.get(0), DVec3::ZERO);
+}
