@@ -42,6 +42,25 @@ pub struct Scene {
     pub colliders: Vec<ColliderSpec>,
     /// Scripted drags.
     pub drags: Vec<DragSpec>,
+    /// Camera for renders (`[camera]`), if given.
+    pub camera: Option<CameraSpec>,
+}
+
+/// `[camera]`: where renders look from.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CameraSpec {
+    /// Eye position, m.
+    pub position: DVec3,
+    /// Point looked at, m (default origin).
+    pub target: DVec3,
+    /// Up direction (default +y).
+    pub up: DVec3,
+    /// Vertical field of view, degrees (default 40).
+    pub fov_deg: f64,
+    /// Image width, pixels.
+    pub width: Option<usize>,
+    /// Image height, pixels.
+    pub height: Option<usize>,
 }
 
 /// `[simulation]`.
@@ -353,8 +372,9 @@ impl Scene {
         for t in root.tables("drag")? {
             drags.push(read_drag(&t, &names)?);
         }
+        let camera = root.table("camera")?.map(|t| read_camera(&t)).transpose()?;
         root.finish()?;
-        Ok(Scene { source, base_dir, simulation, output, bodies, drivers, colliders, drags })
+        Ok(Scene { source, base_dir, simulation, output, bodies, drivers, colliders, drags, camera })
     }
 }
 
@@ -689,6 +709,30 @@ fn read_body(t: &Table<'_, '_>) -> Result<BodySpec, SceneError> {
     let key_spans = t.entries().map(|(k, _, v)| (k.to_owned(), v.span())).collect();
     t.finish()?;
     Ok(BodySpec { name, shape, pin, velocity, sticks, stretch_limit, span: t.span(), key_spans })
+}
+
+fn read_camera(t: &Table<'_, '_>) -> Result<CameraSpec, SceneError> {
+    let position = t.vec3("position")?.ok_or_else(|| t.missing("position", "[x, y, z] of the eye, m"))?;
+    let target = t.vec3_or("target", DVec3::ZERO)?;
+    if position == target || !position.is_finite() || !target.is_finite() {
+        return Err(t.error(t.span_of("position"), "the camera must look from a point other than its target"));
+    }
+    let up = t.vec3_or("up", DVec3::Y)?;
+    let fov_deg = t.positive("fov", Some(40.0), "degrees")?;
+    if fov_deg >= 179.0 {
+        return Err(t.error(t.span_of("fov"), "`fov` must be below 179 degrees"));
+    }
+    let width = t.usize("width")?;
+    let height = t.usize("height")?;
+    for (key, v) in [("width", width), ("height", height)] {
+        if let Some(v) = v
+            && !(16..=8192).contains(&v)
+        {
+            return Err(t.error(t.span_of(key), format!("`{key}` = {v} must lie in 16..=8192 pixels")));
+        }
+    }
+    t.finish()?;
+    Ok(CameraSpec { position, target, up, fov_deg, width, height })
 }
 
 /// Reads the keys of a `type = "grid"` body (002).

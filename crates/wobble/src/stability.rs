@@ -11,6 +11,11 @@
 //! * explicit Runge–Kutta methods of order p = 1, 2, 4 (Euler, Heun and midpoint,
 //!   RK4): |Σ_{k≤p} (hμ)^k/k!| ≤ 1 at both roots μ of μ² + γ μ + ω² = 0, found by
 //!   bisection. Euler, Heun and midpoint are unstable at every step when γ = 0.
+//! * semi-implicit (002): symplectic Euler's limit, conservatively. Explicit
+//!   springs with damping through C/(2h) would be stable up to h ω = 2, but the
+//!   grids' K(r) is a secant stiffness whose coefficients α vanish at the rest
+//!   shape (so small oscillations are stepped explicitly) and turn negative under
+//!   compression (feeding energy in); the implicit part helps only in tension;
 //! * implicit Euler: A-stable, so no limit (`f64::INFINITY`); its linearisation can
 //!   still fail on strongly non-linear forces, which the CG solve reports.
 //!
@@ -50,6 +55,12 @@ impl Stability {
             }
             let h = match kind {
                 IntegratorKind::SymplecticEuler | IntegratorKind::Verlet => symplectic_limit(l, g),
+                // Conservative: symplectic Euler's limit. For springs the scheme's own
+                // edge is h ω = 2 (step matrix trace (2 − h²ω²)/(1 + hγ/2),
+                // determinant (1 − hγ/2)/(1 + hγ/2); tests/stability.rs), but the
+                // grids' secant K(r) vanishes at rest and feeds energy in under
+                // compression, and measured runs fail below 2/ω.
+                IntegratorKind::SemiImplicit => symplectic_limit(l, g),
                 IntegratorKind::ExplicitEuler => rk_limit(l, g, 1)?,
                 IntegratorKind::Heun | IntegratorKind::Midpoint => rk_limit(l, g, 2)?,
                 IntegratorKind::Rk4 => rk_limit(l, g, 4)?,

@@ -20,6 +20,7 @@ use glam::DVec3;
 use crate::constraint::{Constraint, ConstraintContext};
 use crate::force::{
     DragSpring, DragSpringParams, ForceContext, ForceTerm, JacobianSink, Loads, Parameter, ParameterError,
+    ScalarStiffnessSink,
 };
 use crate::integrate::{DEFAULT_VERLET_DRAG, Integrator, IntegratorError, IntegratorKind, StepReport, System};
 use crate::interact::{self, ScriptedDrag};
@@ -170,6 +171,15 @@ impl System for WorldSystem<'_> {
             term.add_jacobian(&ctx, sink);
         }
         self.drag.add_jacobian(&ctx, sink);
+    }
+
+    fn scalar_stiffness(&mut self, state: &State, t: f64, sink: &mut dyn ScalarStiffnessSink) -> bool {
+        let ctx = ForceContext { particles: self.particles, state, t };
+        let mut any = false;
+        for term in self.forces.iter() {
+            any |= term.add_scalar_stiffness(&ctx, sink);
+        }
+        any
     }
 
     fn project(&mut self, state: &mut State, t: f64, h: f64) {

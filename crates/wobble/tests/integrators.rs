@@ -43,8 +43,11 @@ fn exact_free_fall(kind: IntegratorKind, n: f64) -> (f64, f64) {
         }
         IntegratorKind::ExplicitEuler => (0.5 * n * (n - 1.0), n),
         // Gravity has no Jacobian, so implicit Euler's step is v += h g, x += h v:
-        // symplectic Euler's.
-        IntegratorKind::SymplecticEuler | IntegratorKind::ImplicitEuler => (0.5 * n * (n + 1.0), n),
+        // symplectic Euler's. So is the semi-implicit step without stiffness or
+        // damping: (m/h²) Δx = m g + m v/h gives v' = Δx/h = v + h g, x' = x + h v'.
+        IntegratorKind::SymplecticEuler | IntegratorKind::ImplicitEuler | IntegratorKind::SemiImplicit => {
+            (0.5 * n * (n + 1.0), n)
+        }
     }
 }
 

@@ -106,6 +106,13 @@ fn step_matrix(kind: IntegratorKind, h: f64, lambda: f64, gamma: f64) -> Mat2 {
             let d = 1.0 + h * gamma + h * h * lambda;
             return [[1.0 - h * h * lambda / d, h / d], [-h * lambda / d, 1.0 / d]];
         }
+        // Springs are explicit under the semi-implicit scheme, damping enters as
+        // C/(2h): (1 + hγ/2) Δu = −h²λ u + h (1 − hγ/2) v, v' = Δu/h, u' = u + Δu.
+        IntegratorKind::SemiImplicit => {
+            let d = 1.0 + 0.5 * h * gamma;
+            let e = 1.0 - 0.5 * h * gamma;
+            return [[1.0 - h * h * lambda / d, h * e / d], [-h * lambda / d, e / d]];
+        }
     };
     let ha = [[0.0, h], [-h * lambda, -h * gamma]];
     let mut term = [[1.0, 0.0], [0.0, 1.0]];
@@ -152,6 +159,16 @@ fn damped_stability_estimates_bound_the_step_matrix_spectral_radius() {
                     let rho = spectral_radius(step_matrix(kind, hw / om, om * om, gamma));
                     assert!(rho <= 1.0 + 1e-12, "implicit Euler, hω = {hw}, γ/ω = {ratio}: spectral radius {rho}");
                 }
+                continue;
+            }
+            if kind == IntegratorKind::SemiImplicit {
+                // Conservative estimate (symplectic Euler's); the step matrix's own
+                // edge for springs is h ω = 2 whatever γ.
+                assert_eq!(Some(h), st.dt_for(IntegratorKind::SymplecticEuler));
+                let edge = 2.0 / om;
+                assert!(h <= edge * (1.0 + 1e-12));
+                assert!(spectral_radius(step_matrix(kind, 0.999 * edge, om * om, gamma)) <= 1.0 + 1e-12);
+                assert!(spectral_radius(step_matrix(kind, 1.001 * edge, om * om, gamma)) > 1.0);
                 continue;
             }
             let below = spectral_radius(step_matrix(kind, 0.999 * h, om * om, gamma));

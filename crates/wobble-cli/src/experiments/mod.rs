@@ -16,6 +16,7 @@ pub mod cubic_timing;
 pub mod integrator_convergence;
 pub mod sphere_volume;
 pub mod terzopoulos_integrity;
+pub mod terzopoulos_semi_implicit;
 pub mod terzopoulos_shapes;
 pub mod thesis;
 pub mod twolayer_collapse;
@@ -61,6 +62,7 @@ pub fn registry() -> Vec<Experiment> {
         terzopoulos_shapes::BUCKLING,
         terzopoulos_shapes::INFLATION,
         terzopoulos_shapes::TWIST,
+        terzopoulos_semi_implicit::EXPERIMENT,
         twolayer_stability::EXPERIMENT,
         twolayer_collapse::EXPERIMENT,
         twolayer_inertia::EXPERIMENT,

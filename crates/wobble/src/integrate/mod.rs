@@ -15,6 +15,7 @@
 //! | RK4 | [`rk4`] | 4 | classic Runge–Kutta |
 //! | Verlet | [`verlet`] | 2 | position Verlet with Jakobsen's drag δ (003) |
 //! | implicit Euler | [`implicit_euler`] | 1 | linearised backward Euler, CG solve (000, Baraff–Witkin) |
+//! | semi-implicit | [`semi_implicit`] | 1 | Terzopoulos's scheme: elastic K(r) implicit, other forces explicit, CG solve (002) |
 //!
 //! Rotational state (oriented particles, rigid bodies) is advanced by the same
 //! scheme: q' = ½ [ω, 0] ⊗ q with ω in the world frame, ω' = I⁻¹ (τ − ω × I ω), and
@@ -25,7 +26,7 @@ use std::str::FromStr;
 
 use glam::{DQuat, DVec3};
 
-use crate::force::{JacobianSink, Loads};
+use crate::force::{JacobianSink, Loads, ScalarStiffnessSink};
 use crate::model::{Particles, State, Vec3s};
 use crate::par;
 use crate::solve::CgSettings;
@@ -35,6 +36,7 @@ pub mod heun;
 pub mod implicit_euler;
 pub mod midpoint;
 pub mod rk4;
+pub mod semi_implicit;
 pub mod verlet;
 
 pub use euler::{ExplicitEuler, SymplecticEuler};
@@ -42,6 +44,7 @@ pub use heun::Heun;
 pub use implicit_euler::ImplicitEuler;
 pub use midpoint::Midpoint;
 pub use rk4::Rk4;
+pub use semi_implicit::SemiImplicit;
 pub use verlet::{DEFAULT_VERLET_DRAG, Verlet};
 
 /// What an integrator may ask of the system it advances.
@@ -65,6 +68,12 @@ pub trait System {
 
     /// Adds the Jacobian blocks of the total force at `state`.
     fn jacobian(&mut self, state: &State, t: f64, sink: &mut dyn JacobianSink);
+
+    /// Adds the scalar stiffness K of the force terms of the form f = −(K ⊗ I₃) x
+    /// (coefficients frozen at `state`); returns whether any term has that form.
+    fn scalar_stiffness(&mut self, _state: &State, _t: f64, _sink: &mut dyn ScalarStiffnessSink) -> bool {
+        false
+    }
 
     /// Projects the constraints (collisions, drivers, sticks, limits) onto `state`
     /// at the end of a step of length `h` ending at time `t`.
@@ -139,11 +148,13 @@ pub enum IntegratorKind {
     Verlet,
     /// Linearised implicit Euler with a conjugate-gradient solve.
     ImplicitEuler,
+    /// Terzopoulos's semi-implicit scheme for elastic grids (002).
+    SemiImplicit,
 }
 
 impl IntegratorKind {
     /// Every kind, in the order of the convergence table.
-    pub const ALL: [IntegratorKind; 7] = [
+    pub const ALL: [IntegratorKind; 8] = [
         IntegratorKind::ExplicitEuler,
         IntegratorKind::SymplecticEuler,
         IntegratorKind::Heun,
@@ -151,6 +162,7 @@ impl IntegratorKind {
         IntegratorKind::Rk4,
         IntegratorKind::Verlet,
         IntegratorKind::ImplicitEuler,
+        IntegratorKind::SemiImplicit,
     ];
 
     /// Name in scene files.
@@ -164,6 +176,7 @@ impl IntegratorKind {
             IntegratorKind::Rk4 => "rk4",
             IntegratorKind::Verlet => "verlet",
             IntegratorKind::ImplicitEuler => "implicit-euler",
+            IntegratorKind::SemiImplicit => "semi-implicit",
         }
     }
 
@@ -171,7 +184,10 @@ impl IntegratorKind {
     #[must_use]
     pub fn order(self) -> u32 {
         match self {
-            IntegratorKind::ExplicitEuler | IntegratorKind::SymplecticEuler | IntegratorKind::ImplicitEuler => 1,
+            IntegratorKind::ExplicitEuler
+            | IntegratorKind::SymplecticEuler
+            | IntegratorKind::ImplicitEuler
+            | IntegratorKind::SemiImplicit => 1,
             IntegratorKind::Heun | IntegratorKind::Midpoint | IntegratorKind::Verlet => 2,
             IntegratorKind::Rk4 => 4,
         }
@@ -184,7 +200,8 @@ impl IntegratorKind {
             IntegratorKind::ExplicitEuler
             | IntegratorKind::SymplecticEuler
             | IntegratorKind::Verlet
-            | IntegratorKind::ImplicitEuler => 1,
+            | IntegratorKind::ImplicitEuler
+            | IntegratorKind::SemiImplicit => 1,
             IntegratorKind::Heun | IntegratorKind::Midpoint => 2,
             IntegratorKind::Rk4 => 4,
         }
@@ -203,6 +220,7 @@ impl IntegratorKind {
     pub fn create_with(self, verlet_drag: f64, solver: CgSettings) -> Box<dyn Integrator> {
         match self {
             IntegratorKind::ImplicitEuler => Box::new(ImplicitEuler::new(solver)),
+            IntegratorKind::SemiImplicit => Box::new(SemiImplicit::new(solver)),
             IntegratorKind::ExplicitEuler => Box::new(ExplicitEuler::default()),
             IntegratorKind::SymplecticEuler => Box::new(SymplecticEuler::default()),
             IntegratorKind::Heun => Box::new(Heun::default()),
