@@ -16,6 +16,7 @@ pub mod generalized_asymmetric;
 pub mod generalized_jelly_cube;
 pub mod generalized_mobile;
 pub mod generalized_twisted_bar;
+pub mod cubic_timing;
 pub mod integrator_convergence;
 pub mod sphere_volume;
 pub mod terzopoulos_integrity;
@@ -78,6 +79,7 @@ pub fn registry() -> Vec<Experiment> {
         generalized_jelly_cube::EXPERIMENT,
         generalized_mobile::EXPERIMENT,
         generalized_asymmetric::EXPERIMENT,
+        cubic_timing::EXPERIMENT,
     ]
 }
 
