@@ -335,6 +335,9 @@ fn generalized_spring_experiments_pass() {
         let data = std::fs::read_to_string(dir.join(csv)).unwrap();
         assert!(data.starts_with(header), "{name}: {csv} starts {:?}", &data[..data.len().min(80)]);
     }
+}
+
+#[test]
 fn cubic_force_curves_write_the_figure_columns() {
     // 000 Fig. 1–2 as the issue specifies them: force.csv for r in [0, 2] step 0.01
     // (201 rows), stiffness.csv for r in [0.8, 1.2] step 0.005 (81 rows), the same
