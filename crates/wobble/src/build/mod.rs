@@ -36,6 +36,7 @@ pub mod lattice;
 pub mod mesh;
 pub mod obj;
 pub mod pair;
+pub mod rigid;
 pub mod ring;
 pub mod sphere;
 pub mod twolayer;

@@ -18,6 +18,7 @@ use glam::DMat3;
 use crate::model::{Particles, State, Vec3s};
 
 pub mod air_drag;
+pub mod attachment;
 pub mod gravity;
 pub mod grid;
 pub mod pointer;
@@ -25,6 +26,7 @@ pub mod pressure;
 pub mod spring;
 
 pub use air_drag::AirDrag;
+pub use attachment::Attachment;
 pub use gravity::Gravity;
 pub use pointer::{DragSpring, DragSpringParams};
 pub use pressure::Pressure;

@@ -2,10 +2,12 @@
 //! properties) and [`Topology`] (bodies and surfaces). Force terms keep their own
 //! element data and parameters; see [`crate::force`].
 
+pub mod rigid;
 mod state;
 mod topology;
 mod vec3s;
 
+pub use rigid::{Rigid, RigidShape};
 pub use state::{Particles, State};
 pub use topology::{Body, Topology, closed_surface_volume, loop_area_xy, triangle_normal};
 pub use vec3s::Vec3s;

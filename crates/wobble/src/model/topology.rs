@@ -38,6 +38,8 @@ pub struct Topology {
     pub triangles: Vec<[u32; 3]>,
     /// Polyline segments (particle indices) for one- and two-dimensional bodies.
     pub lines: Vec<[u32; 2]>,
+    /// Rigid bodies: particles with a shape (see [`super::rigid`]).
+    pub rigids: Vec<super::Rigid>,
 }
 
 impl Topology {
@@ -45,6 +47,12 @@ impl Topology {
     #[must_use]
     pub fn body(&self, name: &str) -> Option<&Body> {
         self.bodies.iter().find(|b| b.name == name)
+    }
+
+    /// The rigid body carried by particle `i`, if any.
+    #[must_use]
+    pub fn rigid_of(&self, i: usize) -> Option<&super::Rigid> {
+        self.rigids.iter().find(|r| r.particle == i)
     }
 
     /// The body that owns particle `i`.
