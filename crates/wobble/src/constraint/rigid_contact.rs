@@ -37,6 +37,12 @@ use super::{Constraint, ConstraintContext};
 use crate::force::{Parameter, ParameterError};
 use crate::model::{Particles, Rigid, State};
 
+/// Default restitution between particles and rigid bodies: none (a heavy body
+/// sinks into cloth without bouncing its particles off).
+pub const DEFAULT_RIGID_RESTITUTION: f64 = 0.0;
+/// Default Coulomb friction between particles and rigid bodies.
+pub const DEFAULT_RIGID_FRICTION: f64 = 0.3;
+
 /// Sequential-impulse passes over a body's contacts with one collider.
 pub const COLLIDER_PASSES: usize = 8;
 
