@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 pub mod bounce;
 pub mod cloth_constraints;
+pub mod cubic_heavy;
 pub mod integrator_convergence;
 pub mod sphere_volume;
 pub mod terzopoulos_integrity;
@@ -62,6 +63,9 @@ pub fn registry() -> Vec<Experiment> {
         twolayer_inertia::EXPERIMENT,
         twolayer_integrators::EXPERIMENT,
         sphere_volume::EXPERIMENT,
+        cubic_heavy::HEAVY_BALL,
+        cubic_heavy::HANGING_CUBE,
+        cubic_heavy::SOLID_CUBE,
     ]
 }
 
