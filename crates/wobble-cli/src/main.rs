@@ -12,6 +12,7 @@ mod experiments;
 mod image;
 mod output;
 mod plot;
+mod render;
 mod run;
 
 /// The built-in default scene (`scenes/default.toml`).
@@ -60,6 +61,41 @@ enum Command {
     Info {
         /// Scene file (default: the built-in default scene).
         scene: Option<PathBuf>,
+    },
+    /// Render a scene (running it) or a run directory's frames to PNG, without a GPU.
+    Render {
+        /// A scene file, or a directory written by `wobble run`.
+        input: PathBuf,
+        /// Output directory.
+        #[arg(long)]
+        out: PathBuf,
+        /// Render every k-th step (scene) or frame file (run directory).
+        #[arg(long)]
+        every: Option<u64>,
+        /// Image width, pixels.
+        #[arg(long)]
+        width: Option<usize>,
+        /// Image height, pixels.
+        #[arg(long)]
+        height: Option<usize>,
+        /// Also write animation.gif.
+        #[arg(long)]
+        gif: bool,
+        /// Colour by spring strain (blue compressed, red stretched).
+        #[arg(long)]
+        strain: bool,
+        /// Draw the springs.
+        #[arg(long)]
+        springs: bool,
+        /// Flat shading (one normal per triangle) instead of Gouraud.
+        #[arg(long)]
+        flat: bool,
+        /// Simulated time for a scene, s.
+        #[arg(long, conflicts_with = "steps")]
+        duration: Option<f64>,
+        /// Steps for a scene.
+        #[arg(long)]
+        steps: Option<u64>,
     },
     /// Run a named experiment (a paper figure or a check) and write its data, plots
     /// and summary.
@@ -189,6 +225,53 @@ fn main() -> ExitCode {
             }
         },
         Command::Experiment { name, list, out, strict } => experiment_command(name, list, &out, strict),
+        Command::Render { input, out, every, width, height, gif, strain, springs, flat, duration, steps } => {
+            for (what, v) in [("--width", width), ("--height", height)] {
+                if let Some(v) = v
+                    && !(16..=8192).contains(&v)
+                {
+                    eprintln!("error: {what} {v} must lie in 16..=8192 pixels");
+                    return ExitCode::from(2);
+                }
+            }
+            if every == Some(0) {
+                eprintln!("error: --every must be at least 1");
+                return ExitCode::from(2);
+            }
+            let opts = render::command::RenderOptions {
+                out,
+                every,
+                width,
+                height,
+                gif,
+                strain,
+                springs,
+                flat,
+                duration,
+                steps,
+            };
+            let result = if input.is_dir() {
+                render::command::render_run_dir(&input, &opts)
+            } else {
+                match load_scene(Some(&input)) {
+                    Ok(scene) => render::command::render_scene(&scene, &opts),
+                    Err(e) => {
+                        report_scene_error(&e);
+                        return ExitCode::from(2);
+                    }
+                }
+            };
+            match result {
+                Ok(n) => {
+                    println!("{n} frames in {}", opts.out.display());
+                    ExitCode::SUCCESS
+                }
+                Err(msg) => {
+                    eprintln!("error: {msg}");
+                    ExitCode::from(1)
+                }
+            }
+        }
     }
 }
 

@@ -151,6 +151,7 @@ pub fn run(scene: &Scene, opts: &RunOptions) -> Result<RunEnd, RunError> {
         .collect();
     let summary = json!({
         "scene": scene.source.name,
+        "scene_dir": std::path::absolute(&scene.base_dir).unwrap_or_else(|_| scene.base_dir.clone()),
         "status": if failure.is_some() { "blew-up" } else { "finished" },
         "error": failure,
         "integrator": sim.integrator.name(),
@@ -170,6 +171,9 @@ pub fn run(scene: &Scene, opts: &RunOptions) -> Result<RunEnd, RunError> {
         "final": last,
         "peak_memory_mb": peak_memory_mb(),
     });
+    // The scene itself, so that the run can be rendered or repeated later.
+    let scene_copy = out.join("scene.toml");
+    std::fs::write(&scene_copy, scene.source.text.as_bytes()).map_err(|e| io("scene copy", &scene_copy, e))?;
     let summary_path = out.join("summary.json");
     let text = serde_json::to_string_pretty(&summary).map_err(|e| io("summary", &summary_path, e))?;
     std::fs::write(&summary_path, text + "\n").map_err(|e| io("summary", &summary_path, e))?;
@@ -246,6 +250,9 @@ pub fn info_text(scene: &Scene, built: &Built) -> String {
     for kind in IntegratorKind::ALL {
         let est = stab.dt_for(kind);
         let text = match est {
+            Some(h) if h.is_infinite() && kind == IntegratorKind::ImplicitEuler => {
+                format!("no limit (A-stable){}", if kind == sim.integrator { "  ← in use" } else { "" })
+            }
             Some(h) if h.is_infinite() => "no limit (nothing stiff)".to_owned(),
             Some(h) => format!(
                 "{h:.4e} s{}",

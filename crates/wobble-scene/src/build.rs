@@ -151,6 +151,7 @@ impl Scene {
             constraint_iterations: sim.constraint_iterations,
         };
         let mut world = b.build(params).map_err(|e| self.err(0..0, &e))?;
+        world.set_solver_settings(sim.solver);
         for d in &self.drags {
             let pick = match &d.pick {
                 DragPick::Near(p) => PickTarget::Point(*p),

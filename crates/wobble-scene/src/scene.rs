@@ -17,7 +17,7 @@ use wobble::build::lattice::Lattice;
 use wobble::build::sphere::{Ball, SphereMesh};
 use wobble::constraint::collider::Surface;
 use wobble::constraint::{Motion, Shape};
-use wobble::force::{SpringKind, SpringLaw, SpringParams};
+use wobble::force::{CubicLaw, SpringKind, SpringLaw, SpringParams};
 use wobble::integrate::IntegratorKind;
 
 use crate::doc::{Table, vec3};
@@ -44,6 +44,25 @@ pub struct Scene {
     pub drags: Vec<DragSpec>,
     /// Springs tying rigid bodies to particles (`[[attach]]`).
     pub attachments: Vec<crate::rigid::AttachSpec>,
+    /// Camera for renders (`[camera]`), if given.
+    pub camera: Option<CameraSpec>,
+}
+
+/// `[camera]`: where renders look from.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CameraSpec {
+    /// Eye position, m.
+    pub position: DVec3,
+    /// Point looked at, m (default origin).
+    pub target: DVec3,
+    /// Up direction (default +y).
+    pub up: DVec3,
+    /// Vertical field of view, degrees (default 40).
+    pub fov_deg: f64,
+    /// Image width, pixels.
+    pub width: Option<usize>,
+    /// Image height, pixels.
+    pub height: Option<usize>,
 }
 
 /// `[simulation]`.
@@ -65,6 +84,9 @@ pub struct Simulation {
     pub verlet_drag: f64,
     /// Constraint passes per step (default 1).
     pub constraint_iterations: u32,
+    /// Linear-solver settings for implicit integrators (`cg_tolerance`,
+    /// `cg_max_iterations`).
+    pub solver: wobble::solve::CgSettings,
 }
 
 /// Default simulated time when neither `duration` nor `steps` is given, s.
@@ -358,8 +380,9 @@ impl Scene {
         for t in root.tables("attach")? {
             attachments.push(crate::rigid::read_attach(&t, &bodies, attachments.len())?);
         }
+        let camera = root.table("camera")?.map(|t| read_camera(&t)).transpose()?;
         root.finish()?;
-        Ok(Scene { source, base_dir, simulation, output, bodies, drivers, colliders, drags, attachments })
+        Ok(Scene { source, base_dir, simulation, output, bodies, drivers, colliders, drags, attachments, camera })
     }
 }
 
@@ -394,8 +417,16 @@ fn read_simulation(t: &Table<'_, '_>) -> Result<Simulation, SceneError> {
         return Err(t.error(t.span_of("verlet_drag"), format!("`verlet_drag` = {verlet_drag} must lie in [0, 1)")));
     }
     let constraint_iterations = u32::try_from(t.count("constraint_iterations", Some(1), 1)?).unwrap_or(u32::MAX);
+    let defaults = wobble::solve::CgSettings::default();
+    let tolerance = t.positive("cg_tolerance", Some(defaults.tolerance), "")?;
+    if tolerance >= 1.0 {
+        return Err(t.error(t.span_of("cg_tolerance"), format!("`cg_tolerance` = {tolerance} must be below 1")));
+    }
+    let max_iterations =
+        u32::try_from(t.count("cg_max_iterations", Some(defaults.max_iterations as usize), 1)?).unwrap_or(u32::MAX);
+    let solver = wobble::solve::CgSettings { tolerance, max_iterations };
     t.finish()?;
-    Ok(Simulation { integrator, dt, duration, steps, gravity, air_drag, verlet_drag, constraint_iterations })
+    Ok(Simulation { integrator, dt, duration, steps, gravity, air_drag, verlet_drag, constraint_iterations, solver })
 }
 
 fn read_output(t: &Table<'_, '_>) -> Result<OutputSpec, SceneError> {
@@ -422,18 +453,48 @@ fn read_output(t: &Table<'_, '_>) -> Result<OutputSpec, SceneError> {
     Ok(OutputSpec { frame_every, formats, metrics_every })
 }
 
-/// Reads `{ stiffness, damping, law }` for one spring kind.
-pub(crate) fn read_spring(t: &Table<'_, '_>, default: SpringParams) -> Result<SpringParams, SceneError> {
-    let stiffness = t.non_negative("stiffness", default.stiffness, "N/m")?;
-    let damping = t.non_negative("damping", default.damping, "N s/m")?;
-    let law = match t.str("law")? {
-        None | Some("linear") => SpringLaw::Linear,
+/// Reads `law` and its parameters (`a1`, `k1`, `a2`, `k2`, `jacobian_damping` for the
+/// cubic law; K1 and K2 in N/m, kept as multiples of `stiffness`).
+fn read_law(t: &Table<'_, '_>, stiffness: f64, default: SpringLaw) -> Result<SpringLaw, SceneError> {
+    const CUBIC_KEYS: [&str; 5] = ["a1", "k1", "a2", "k2", "jacobian_damping"];
+    let name = t.str("law")?;
+    let law = match name {
+        None => default,
+        Some("linear") => SpringLaw::Linear,
+        Some("stvk") => SpringLaw::StVK,
+        Some("cubic") => {
+            let a1 = t.f64("a1")?.ok_or_else(|| t.missing("a1", "the stretch ratio where the slope is k1 (> 1)"))?;
+            let a2 =
+                t.f64("a2")?.ok_or_else(|| t.missing("a2", "the compression ratio where the slope is k2 (< 1)"))?;
+            let k1 = t.positive("k1", None, "N/m")?;
+            let k2 = t.positive("k2", None, "N/m")?;
+            let damping = t.f64_or("jacobian_damping", wobble::force::spring::DEFAULT_JACOBIAN_DAMPING)?;
+            return CubicLaw::new(stiffness, a1, k1, a2, k2, damping)
+                .map(SpringLaw::Cubic)
+                .map_err(|e| t.error(t.span_of("law"), e.to_string()));
+        }
         Some(other) => {
             return Err(t
                 .error(t.span_of("law"), format!("unknown spring law `{other}`"))
-                .with_help("choose from: linear"));
+                .with_help("choose from: linear, stvk, cubic"));
         }
     };
+    if let Some(key) = CUBIC_KEYS.iter().find(|k| t.has(k)) {
+        return Err(t
+            .error(
+                t.span_of(key),
+                format!("`{key}` belongs to the cubic law, but this spring's law is `{}`", law.name()),
+            )
+            .with_help("add `law = \"cubic\"`"));
+    }
+    Ok(law)
+}
+
+/// Reads `{ stiffness, damping, law, ... }` for one spring kind.
+pub(crate) fn read_spring(t: &Table<'_, '_>, default: SpringParams) -> Result<SpringParams, SceneError> {
+    let stiffness = t.non_negative("stiffness", default.stiffness, "N/m")?;
+    let damping = t.non_negative("damping", default.damping, "N s/m")?;
+    let law = read_law(t, stiffness, default.law)?;
     t.finish()?;
     Ok(SpringParams { stiffness, damping, law })
 }
@@ -615,6 +676,30 @@ fn read_body(t: &Table<'_, '_>) -> Result<BodySpec, SceneError> {
     let key_spans = t.entries().map(|(k, _, v)| (k.to_owned(), v.span())).collect();
     t.finish()?;
     Ok(BodySpec { name, shape, pin, velocity, sticks, stretch_limit, span: t.span(), key_spans })
+}
+
+fn read_camera(t: &Table<'_, '_>) -> Result<CameraSpec, SceneError> {
+    let position = t.vec3("position")?.ok_or_else(|| t.missing("position", "[x, y, z] of the eye, m"))?;
+    let target = t.vec3_or("target", DVec3::ZERO)?;
+    if position == target || !position.is_finite() || !target.is_finite() {
+        return Err(t.error(t.span_of("position"), "the camera must look from a point other than its target"));
+    }
+    let up = t.vec3_or("up", DVec3::Y)?;
+    let fov_deg = t.positive("fov", Some(40.0), "degrees")?;
+    if fov_deg >= 179.0 {
+        return Err(t.error(t.span_of("fov"), "`fov` must be below 179 degrees"));
+    }
+    let width = t.usize("width")?;
+    let height = t.usize("height")?;
+    for (key, v) in [("width", width), ("height", height)] {
+        if let Some(v) = v
+            && !(16..=8192).contains(&v)
+        {
+            return Err(t.error(t.span_of(key), format!("`{key}` = {v} must lie in 16..=8192 pixels")));
+        }
+    }
+    t.finish()?;
+    Ok(CameraSpec { position, target, up, fov_deg, width, height })
 }
 
 /// Reads the keys of a `type = "grid"` body (002).

@@ -218,3 +218,17 @@ fn every_example_scene_loads_and_steps() {
     }
     assert!(n >= 13, "expected every example scene, found {n}");
 }
+
+#[test]
+fn camera_reads_its_defaults_and_rejects_impossible_views() {
+    let scene = parse(&format!("{CLOTH}[camera]\nposition = [1, 2, 3]\n")).unwrap();
+    let cam = scene.camera.expect("camera");
+    assert_eq!((cam.target.to_array(), cam.up.to_array(), cam.fov_deg), ([0.0; 3], [0.0, 1.0, 0.0], 40.0));
+    assert_eq!((cam.width, cam.height), (None, None));
+    assert!(parse(CLOTH).unwrap().camera.is_none());
+    expect(&format!("{CLOTH}[camera]\ntarget = [0, 1, 0]\n"), 5, 1, &["position"]);
+    expect(&format!("{CLOTH}[camera]\nposition = [0, 1, 0]\ntarget = [0, 1, 0]\n"), 6, 12, &["other than its target"]);
+    expect(&format!("{CLOTH}[camera]\nposition = [0, 1, 2]\nfov = 180\n"), 7, 7, &["below 179 degrees"]);
+    expect(&format!("{CLOTH}[camera]\nposition = [0, 1, 2]\nwidth = 10\n"), 7, 9, &["16..=8192"]);
+    expect(&format!("{CLOTH}[camera]\nposition = [0, 1, 2]\nzoom = 2\n"), 7, 1, &["unknown key `zoom`"]);
+}

@@ -14,8 +14,10 @@
 //! * [`force`]: force terms (gravity, springs of every law, drag, ...), each able to
 //!   report energy and Jacobian blocks.
 //! * [`constraint`]: projections after a step (colliders, drivers).
-//! * [`integrate`]: explicit Euler, symplectic Euler, Heun, midpoint, RK4, Verlet —
-//!   all through one [`integrate::System`] interface.
+//! * [`integrate`]: explicit Euler, symplectic Euler, Heun, midpoint, RK4, Verlet,
+//!   implicit Euler — all through one [`integrate::System`] interface.
+//! * [`solve`]: 3×3-block sparse matrices and preconditioned conjugate gradients
+//!   for implicit steps.
 //! * [`world`]: [`world::World`] ties them together; [`world::World::step`] lists
 //!   the stages of a step.
 //! * [`metrics`], [`stability`], [`interact`]: measuring, the stable time-step
@@ -33,6 +35,7 @@ pub mod interact;
 pub mod metrics;
 pub mod model;
 pub mod par;
+pub mod solve;
 pub mod stability;
 pub mod world;
 

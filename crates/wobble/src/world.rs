@@ -20,11 +20,13 @@ use glam::DVec3;
 use crate::constraint::{Constraint, ConstraintContext};
 use crate::force::{
     DragSpring, DragSpringParams, ForceContext, ForceTerm, JacobianSink, Loads, Parameter, ParameterError,
+    ScalarStiffnessSink,
 };
 use crate::integrate::{DEFAULT_VERLET_DRAG, Integrator, IntegratorError, IntegratorKind, StepReport, System};
 use crate::interact::{self, ScriptedDrag};
 use crate::metrics::{self, Metrics};
 use crate::model::{Particles, State, Topology};
+use crate::solve::CgSettings;
 use crate::stability::{self, Stability};
 
 /// Default time step, s.
@@ -132,6 +134,7 @@ pub struct World {
     pickable: Vec<bool>,
     energy_scale: f64,
     halted: Option<Box<BlowUp>>,
+    solver: CgSettings,
 }
 
 /// The view of a world that integrators get.
@@ -168,6 +171,15 @@ impl System for WorldSystem<'_> {
             term.add_jacobian(&ctx, sink);
         }
         self.drag.add_jacobian(&ctx, sink);
+    }
+
+    fn scalar_stiffness(&mut self, state: &State, t: f64, sink: &mut dyn ScalarStiffnessSink) -> bool {
+        let ctx = ForceContext { particles: self.particles, state, t };
+        let mut any = false;
+        for term in self.forces.iter() {
+            any |= term.add_scalar_stiffness(&ctx, sink);
+        }
+        any
     }
 
     fn project(&mut self, state: &mut State, t: f64, h: f64) {
@@ -209,6 +221,7 @@ impl World {
             pickable,
             energy_scale: 0.0,
             halted: None,
+            solver: CgSettings::default(),
         };
         world.energy_scale = world.compute_energy_scale();
         world
@@ -272,7 +285,20 @@ impl World {
     /// Switches the integration method.
     pub fn set_integrator(&mut self, kind: IntegratorKind) {
         self.params.integrator = kind;
-        self.integrator = kind.create(self.params.verlet_drag);
+        self.integrator = kind.create_with(self.params.verlet_drag, self.solver);
+    }
+
+    /// Sets the linear-solver settings of implicit integrators (and recreates the
+    /// integrator so they take effect).
+    pub fn set_solver_settings(&mut self, settings: CgSettings) {
+        self.solver = settings;
+        self.integrator = self.params.integrator.create_with(self.params.verlet_drag, settings);
+    }
+
+    /// The linear-solver settings of implicit integrators.
+    #[must_use]
+    pub fn solver_settings(&self) -> CgSettings {
+        self.solver
     }
 
     /// Advances the world by one time step. See the module docs for the stages.

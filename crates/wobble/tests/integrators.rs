@@ -31,8 +31,8 @@ fn free_particle(kind: IntegratorKind, dt: f64, verlet_drag: f64, v0: DVec3, gra
 /// * Heun, midpoint, RK4 integrate the constant acceleration exactly: (½ n², n).
 /// * Explicit Euler: x_{k+1} = x_k + h v_k with v_k = k g h, so x_n = g h² Σ_{k<n} k
 ///   = ½ n (n − 1); v_n = n g h.
-/// * Symplectic Euler: x_{k+1} = x_k + h v_{k+1}, so x_n = g h² Σ_{k=1}^{n} k =
-///   ½ n (n + 1); v_n = n g h.
+/// * Symplectic Euler (and implicit Euler, as gravity has no Jacobian): x_{k+1} =
+///   x_k + h v_{k+1}, so x_n = g h² Σ_{k=1}^{n} k = ½ n (n + 1); v_n = n g h.
 /// * Position Verlet with δ = 0: the Taylor start x_1 = x_0 + h v_0 + ½ g h² and
 ///   x_{n+1} = 2 x_n − x_{n−1} + g h² make every second difference exactly g h², so
 ///   x_n = ½ g (n h)²; the stored velocity (x_n − x_{n−1})/h + ½ h g = n g h.
@@ -42,7 +42,12 @@ fn exact_free_fall(kind: IntegratorKind, n: f64) -> (f64, f64) {
             (0.5 * n * n, n)
         }
         IntegratorKind::ExplicitEuler => (0.5 * n * (n - 1.0), n),
-        IntegratorKind::SymplecticEuler => (0.5 * n * (n + 1.0), n),
+        // Gravity has no Jacobian, so implicit Euler's step is v += h g, x += h v:
+        // symplectic Euler's. So is the semi-implicit step without stiffness or
+        // damping: (m/h²) Δx = m g + m v/h gives v' = Δx/h = v + h g, x' = x + h v'.
+        IntegratorKind::SymplecticEuler | IntegratorKind::ImplicitEuler | IntegratorKind::SemiImplicit => {
+            (0.5 * n * (n + 1.0), n)
+        }
     }
 }
 

@@ -101,6 +101,18 @@ fn step_matrix(kind: IntegratorKind, h: f64, lambda: f64, gamma: f64) -> Mat2 {
         IntegratorKind::ExplicitEuler => 1,
         IntegratorKind::Heun | IntegratorKind::Midpoint => 2,
         IntegratorKind::Rk4 => 4,
+        // (1 + hγ + h²λ) Δv = h (−λu − γv − hλv), v' = v + Δv, u' = u + h v'.
+        IntegratorKind::ImplicitEuler => {
+            let d = 1.0 + h * gamma + h * h * lambda;
+            return [[1.0 - h * h * lambda / d, h / d], [-h * lambda / d, 1.0 / d]];
+        }
+        // Springs are explicit under the semi-implicit scheme, damping enters as
+        // C/(2h): (1 + hγ/2) Δu = −h²λ u + h (1 − hγ/2) v, v' = Δu/h, u' = u + Δu.
+        IntegratorKind::SemiImplicit => {
+            let d = 1.0 + 0.5 * h * gamma;
+            let e = 1.0 - 0.5 * h * gamma;
+            return [[1.0 - h * h * lambda / d, h * e / d], [-h * lambda / d, e / d]];
+        }
     };
     let ha = [[0.0, h], [-h * lambda, -h * gamma]];
     let mut term = [[1.0, 0.0], [0.0, 1.0]];
@@ -139,6 +151,16 @@ fn damped_stability_estimates_bound_the_step_matrix_spectral_radius() {
         for kind in IntegratorKind::ALL {
             let h =
                 st.dt_for(kind).unwrap_or_else(|| panic!("{kind}: damped modes have a stable step (γ/ω = {ratio})"));
+            if kind == IntegratorKind::ImplicitEuler {
+                // A-stable: no limit, and its step matrix contracts at every step
+                // from hω = 1e-3 to 1e4.
+                assert_eq!(h, f64::INFINITY, "implicit Euler has no step limit");
+                for hw in [1e-3, 0.1, 1.0, 2.0, 10.0, 1e4] {
+                    let rho = spectral_radius(step_matrix(kind, hw / om, om * om, gamma));
+                    assert!(rho <= 1.0 + 1e-12, "implicit Euler, hω = {hw}, γ/ω = {ratio}: spectral radius {rho}");
+                }
+                continue;
+            }
             let below = spectral_radius(step_matrix(kind, 0.999 * h, om * om, gamma));
             let above = spectral_radius(step_matrix(kind, 1.001 * h, om * om, gamma));
             assert!(

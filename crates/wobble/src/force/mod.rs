@@ -30,7 +30,7 @@ pub use attachment::Attachment;
 pub use gravity::Gravity;
 pub use pointer::{DragSpring, DragSpringParams};
 pub use pressure::Pressure;
-pub use spring::{SpringError, SpringKind, SpringLaw, SpringNetwork, SpringParams, SpringSet};
+pub use spring::{CubicLaw, SpringError, SpringKind, SpringLaw, SpringNetwork, SpringParams, SpringSet};
 
 /// Forces (N) and torques (N m) on every particle, or — after division by mass and
 /// inertia — linear (m/s²) and angular (rad/s²) accelerations.

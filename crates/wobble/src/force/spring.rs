@@ -8,8 +8,9 @@
 //! ```
 //!
 //! where g is the law's signed magnitude (positive when stretched, so it pulls the
-//! ends together). The linear law has g(r) = k (r − L) (physics notes §1); further
-//! laws plug into [`SpringLaw`].
+//! ends together). [`SpringLaw`] holds the laws: linear g(r) = k (r − L) (physics
+//! notes §1), two-term StVK (§2) and the full cubic with constraint-based parameters
+//! (§3, [`CubicLaw`]). The kernel has one monomorphised loop per law.
 //!
 //! # The kernel
 //! At build time the springs are sorted into *runs*: maximal sequences whose first
@@ -102,11 +103,21 @@ impl fmt::Display for SpringKind {
 }
 
 /// How a spring's force depends on its length.
+///
+/// Every law is written in the rest-length-free form g(r) = k L ĝ(r/L) with ĝ a
+/// polynomial fixed by dimensionless parameters, so one law serves springs of any
+/// rest length L and stiffness k (a cloth's structural and shear springs share it),
+/// and g'(L) = k for every law.
 #[derive(Clone, Copy, Debug, PartialEq, Default)]
 pub enum SpringLaw {
     /// Hooke: g(r) = k (r − L) (physics notes §1).
     #[default]
     Linear,
+    /// Two-term St Venant–Kirchhoff: g(r) = k/(2L²) r³ − (k/2) r (notes §2). Soft in
+    /// compression: it pushes back less and less below L/√3.
+    StVK,
+    /// Full cubic g(r) = a r³ + b r² + c r + d from four slope constraints (notes §3).
+    Cubic(CubicLaw),
 }
 
 impl SpringLaw {
@@ -117,6 +128,20 @@ impl SpringLaw {
     pub fn magnitude(&self, r: f64, rest: f64, k: f64) -> (f64, f64) {
         match self {
             SpringLaw::Linear => (k * (r - rest), k),
+            SpringLaw::StVK => (stvk_g(r, rest, k), 0.5 * k * (3.0 * (r / rest) * (r / rest) - 1.0)),
+            SpringLaw::Cubic(c) => c.magnitude(r, rest, k, 1.0),
+        }
+    }
+
+    /// g and g' as the Jacobian sees them: for the cubic law with b and d scaled by
+    /// its Jacobian damping factor (notes §3, "Jacobian damping"); otherwise equal to
+    /// [`SpringLaw::magnitude`].
+    #[inline]
+    #[must_use]
+    pub fn jacobian_magnitude(&self, r: f64, rest: f64, k: f64) -> (f64, f64) {
+        match self {
+            SpringLaw::Cubic(c) => c.magnitude(r, rest, k, c.jacobian_damping),
+            other => other.magnitude(r, rest, k),
         }
     }
 
@@ -125,15 +150,169 @@ impl SpringLaw {
     pub fn energy(&self, r: f64, rest: f64, k: f64) -> f64 {
         match self {
             SpringLaw::Linear => 0.5 * k * (r - rest) * (r - rest),
+            SpringLaw::StVK => unit_cubic_energy([0.5, 0.0, -0.5, 0.0], r, rest, k),
+            SpringLaw::Cubic(c) => unit_cubic_energy(c.unit, r, rest, k),
         }
     }
 
-    /// Short name for reports.
+    /// Short name for reports and scene files.
     #[must_use]
     pub fn name(&self) -> &'static str {
         match self {
             SpringLaw::Linear => "linear",
+            SpringLaw::StVK => "stvk",
+            SpringLaw::Cubic(_) => "cubic",
         }
+    }
+
+    /// The law's force magnitude alone, exactly as the kernel computes it.
+    #[inline(always)]
+    fn g(&self, l: f64, rest: f64, k: f64) -> f64 {
+        match self {
+            SpringLaw::Linear => k * (l - rest),
+            SpringLaw::StVK => stvk_g(l, rest, k),
+            SpringLaw::Cubic(c) => c.g(l, rest, k),
+        }
+    }
+}
+
+/// k L (ρ³ − ρ)/2 with ρ = l/L: the StVK magnitude, as the kernel computes it.
+#[inline(always)]
+fn stvk_g(l: f64, rest: f64, k: f64) -> f64 {
+    let rho = l / rest;
+    k * rest * (0.5 * (rho * rho * rho - rho))
+}
+
+/// ∫_L^r k L ĝ(r'/L) dr' for ĝ(ρ) = u0 ρ³ + u1 ρ² + u2 ρ + u3.
+fn unit_cubic_energy(u: [f64; 4], r: f64, rest: f64, k: f64) -> f64 {
+    let rho = r / rest;
+    let p = |n: i32| (rho.powi(n) - 1.0) / f64::from(n);
+    k * rest * rest * (u[0] * p(4) + u[1] * p(3) + u[2] * p(2) + u[3] * p(1))
+}
+
+/// The full cubic law with constraint-based parameters (notes §3): g(L) = 0,
+/// g'(L) = k, g'(a1 L) = K1, g'(a2 L) = K2, with K1 and K2 held as multiples of k.
+///
+/// The coefficients are solved once for L = 1, k = 1 ([`CubicLaw::unit`]); for a
+/// spring of rest length L and stiffness k they scale as a = k û₀/L², b = k û₁/L,
+/// c = k û₂, d = k L û₃ ([`CubicLaw::coefficients`]), which satisfies the same four
+/// constraints exactly. So springs of any rest length share one law, and changing a
+/// spring's stiffness live scales K1 and K2 with it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CubicLaw {
+    /// Stretch ratio a1 (> 1) where the slope is K1.
+    pub a1: f64,
+    /// K1 / k.
+    pub k1_ratio: f64,
+    /// Compression ratio a2 (in (0, 1)) where the slope is K2.
+    pub a2: f64,
+    /// K2 / k.
+    pub k2_ratio: f64,
+    /// Factor on b and d in the Jacobian only (default [`DEFAULT_JACOBIAN_DAMPING`];
+    /// 1 switches it off).
+    pub jacobian_damping: f64,
+    /// Coefficients (a, b, c, d) for L = 1 m, k = 1 N/m.
+    pub unit: [f64; 4],
+}
+
+/// Default Jacobian damping factor on the cubic law's b and d (000 §4.1).
+pub const DEFAULT_JACOBIAN_DAMPING: f64 = 0.99;
+
+impl CubicLaw {
+    /// Solves the law for slope `k1` (N/m) at stretch `a1` and `k2` at compression
+    /// `a2`, relative to the stiffness `k` (N/m) the springs will have; rejects
+    /// parameters that make eq. 8 singular or the law inconsistent.
+    pub fn new(k: f64, a1: f64, k1: f64, a2: f64, k2: f64, jacobian_damping: f64) -> Result<Self, SpringError> {
+        let bad = |why: String| Err(SpringError::BadLaw { why });
+        for (name, v) in [("k", k), ("k1", k1), ("k2", k2)] {
+            if !(v.is_finite() && v > 0.0) {
+                return bad(format!("cubic law: {name} = {v} N/m must be positive and finite"));
+            }
+        }
+        if !(a1.is_finite() && a1 > 1.0) {
+            return bad(format!("cubic law: a1 = {a1} must be a stretch ratio > 1"));
+        }
+        if !(a2.is_finite() && a2 > 0.0 && a2 < 1.0) {
+            return bad(format!("cubic law: a2 = {a2} must be a compression ratio in (0, 1)"));
+        }
+        if !(jacobian_damping.is_finite() && jacobian_damping > 0.0 && jacobian_damping <= 1.0) {
+            return bad(format!("cubic law: jacobian_damping = {jacobian_damping} must lie in (0, 1]"));
+        }
+        let (k1_ratio, k2_ratio) = (k1 / k, k2 / k);
+        let unit = solve_cubic(1.0, 1.0, a1, k1_ratio, a2, k2_ratio)?;
+        Ok(Self { a1, k1_ratio, a2, k2_ratio, jacobian_damping, unit })
+    }
+
+    /// (a, b, c, d) for rest length `rest` (m) and stiffness `k` (N/m): g(r) = a r³ +
+    /// b r² + c r + d in N with r in m.
+    #[must_use]
+    pub fn coefficients(&self, rest: f64, k: f64) -> [f64; 4] {
+        let u = self.unit;
+        [k * u[0] / (rest * rest), k * u[1] / rest, k * u[2], k * u[3] * rest]
+    }
+
+    /// g(l), as the kernel computes it: k L ĝ(l/L) by Horner's rule.
+    #[inline(always)]
+    fn g(&self, l: f64, rest: f64, k: f64) -> f64 {
+        let u = &self.unit;
+        let rho = l / rest;
+        k * rest * (((u[0] * rho + u[1]) * rho + u[2]) * rho + u[3])
+    }
+
+    /// (g, g') with b and d scaled by `bd` (1 for the force itself).
+    fn magnitude(&self, r: f64, rest: f64, k: f64, bd: f64) -> (f64, f64) {
+        let u = self.unit;
+        let (u1, u3) = (u[1] * bd, u[3] * bd);
+        let rho = r / rest;
+        let g = k * rest * (((u[0] * rho + u1) * rho + u[2]) * rho + u3);
+        let dg = k * ((3.0 * u[0] * rho + 2.0 * u1) * rho + u[2]);
+        (g, dg)
+    }
+}
+
+/// Solves eq. 8 of 000 (notes §3) for the cubic's (a, b, c, d): g(L) = 0, g'(L) = K,
+/// g'(a1 L) = K1, g'(a2 L) = K2, by Gaussian elimination with partial pivoting.
+/// Fails with [`SpringError::BadLaw`] when the system is singular (a1 = a2, or
+/// either equal to 1) or the solution is not finite.
+pub fn solve_cubic(l: f64, k: f64, a1: f64, k1: f64, a2: f64, k2: f64) -> Result<[f64; 4], SpringError> {
+    if a1 == a2 || a1 == 1.0 || a2 == 1.0 || l.is_nan() || l <= 0.0 {
+        return Err(SpringError::BadLaw {
+            why: format!(
+                "cubic law: the constraints are singular for L = {l}, a1 = {a1}, a2 = {a2} (need L > 0 and a1, a2 and 1 distinct)"
+            ),
+        });
+    }
+    let slope = |r: f64| [3.0 * r * r, 2.0 * r, 1.0, 0.0];
+    let mut m = [[l * l * l, l * l, l, 1.0], slope(l), slope(a1 * l), slope(a2 * l)];
+    let mut rhs = [0.0, k, k1, k2];
+    let scale = m.iter().flatten().fold(0.0f64, |s, v| s.max(v.abs()));
+    for col in 0..4 {
+        let pivot = (col..4).max_by(|&i, &j| m[i][col].abs().total_cmp(&m[j][col].abs())).unwrap_or(col);
+        if m[pivot][col].is_nan() || m[pivot][col].abs() <= 1e-13 * scale {
+            return Err(SpringError::BadLaw {
+                why: format!("cubic law: the constraints are singular for L = {l}, a1 = {a1}, a2 = {a2}"),
+            });
+        }
+        m.swap(col, pivot);
+        rhs.swap(col, pivot);
+        for row in col + 1..4 {
+            let f = m[row][col] / m[col][col];
+            let pivot_row = m[col];
+            for (dst, src) in m[row].iter_mut().zip(pivot_row).skip(col) {
+                *dst -= f * src;
+            }
+            rhs[row] -= f * rhs[col];
+        }
+    }
+    let mut out = [0.0; 4];
+    for row in (0..4).rev() {
+        let tail: f64 = (row + 1..4).map(|c| m[row][c] * out[c]).sum();
+        out[row] = (rhs[row] - tail) / m[row][row];
+    }
+    if out.iter().all(|v| v.is_finite()) {
+        Ok(out)
+    } else {
+        Err(SpringError::BadLaw { why: format!("cubic law: no finite solution for a1 = {a1}, a2 = {a2}") })
     }
 }
 
@@ -153,6 +332,12 @@ impl SpringParams {
     #[must_use]
     pub fn linear(k: f64, c: f64) -> Self {
         Self { stiffness: k, damping: c, law: SpringLaw::Linear }
+    }
+
+    /// The same stiffness and damping with another law.
+    #[must_use]
+    pub fn with_law(self, law: SpringLaw) -> Self {
+        Self { law, ..self }
     }
 }
 
@@ -225,6 +410,12 @@ pub enum SpringError {
         k: f64,
         /// Damping.
         c: f64,
+    },
+    /// A force law's parameters are inconsistent (a singular cubic, a1 ≤ 1, ...).
+    #[error("{why}")]
+    BadLaw {
+        /// What is wrong.
+        why: String,
     },
 }
 
@@ -689,9 +880,7 @@ fn scalar_force(law: SpringLaw, xa: DVec3, xb: DVec3, va: DVec3, vb: DVec3, rest
 
 #[inline(always)]
 fn law_magnitude(law: SpringLaw, l: f64, rest: f64, k: f64) -> f64 {
-    match law {
-        SpringLaw::Linear => k * (l - rest),
-    }
+    law.g(l, rest, k)
 }
 
 /// Borrowed inputs of the run kernel.
@@ -851,14 +1040,11 @@ fn run_block_generic(view: &RunView<'_>, p0: usize, p1: usize, f: [&mut [f64]; 3
             let n = e - s;
             let (a, b, p) = (run.a0 + s, run.b0 + s, run.s0 + s);
             let out = (&mut ox[..n], &mut oy[..n], &mut oz[..n]);
-            match (law, run.uniform) {
-                (SpringLaw::Linear, Some(u)) => {
-                    chunk_forces(n, view, a, b, Uniform(u), |l, rest, k| k * (l - rest), out)
-                }
-                (SpringLaw::Linear, None) => {
-                    let per = PerSpring(&view.rest[p..p + n], &view.k[p..p + n], &view.c[p..p + n]);
-                    chunk_forces(n, view, a, b, per, |l, rest, k| k * (l - rest), out)
-                }
+            // One monomorphised loop per law, so each vectorises on its own.
+            match law {
+                SpringLaw::Linear => chunk_any(n, view, a, b, p, run.uniform, |l, rest, k| k * (l - rest), out),
+                SpringLaw::StVK => chunk_any(n, view, a, b, p, run.uniform, stvk_g, out),
+                SpringLaw::Cubic(c) => chunk_any(n, view, a, b, p, run.uniform, |l, rest, k| c.g(l, rest, k), out),
             }
             if in_a {
                 let (d0, d1) = (run.a0 + ca0 - p0, run.a0 + ca1 - p0);
@@ -917,6 +1103,29 @@ impl Params for PerSpring<'_> {
     }
 }
 
+/// [`chunk_forces`] with the run's shared parameters, or per-spring ones from spring
+/// index `p` on.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn chunk_any(
+    n: usize,
+    view: &RunView<'_>,
+    a: usize,
+    b: usize,
+    p: usize,
+    uniform: Option<(f64, f64, f64)>,
+    magnitude: impl Fn(f64, f64, f64) -> f64,
+    out: (&mut [f64], &mut [f64], &mut [f64]),
+) {
+    match uniform {
+        Some(u) => chunk_forces(n, view, a, b, Uniform(u), magnitude, out),
+        None => {
+            let per = PerSpring(&view.rest[p..p + n], &view.k[p..p + n], &view.c[p..p + n]);
+            chunk_forces(n, view, a, b, per, magnitude, out)
+        }
+    }
+}
+
 /// Forces on the first ends of n springs whose ends are a..a+n and b..b+n. The body
 /// mirrors [`scalar_force`] operation for operation.
 #[inline(always)]
@@ -955,14 +1164,15 @@ fn chunk_forces(
 /// (∂f_a/∂x_a, ∂f_a/∂v_a). For any law, with g and g' its magnitude and slope,
 /// ∂f_a/∂x_a = −[ (g/r)(I − n nᵀ) + g' n nᵀ ] (notes §1 and §3 with F = g n); the
 /// damping's dependence on position is left out, as in Baraff–Witkin, which keeps the
-/// matrix symmetric. ∂f_a/∂v_a = −c n nᵀ.
+/// matrix symmetric. ∂f_a/∂v_a = −c n nᵀ. The cubic law's Jacobian damping (b and d
+/// scaled, notes §3) applies here and only here.
 #[must_use]
 pub fn spring_blocks(law: SpringLaw, xa: DVec3, xb: DVec3, rest: f64, k: f64, c: f64) -> (DMat3, DMat3) {
     let d = xb - xa;
     let r = d.length();
     let n = d / r;
     let nn = DMat3::from_cols(n * n.x, n * n.y, n * n.z);
-    let (g, dg) = law.magnitude(r, rest, k);
+    let (g, dg) = law.jacobian_magnitude(r, rest, k);
     let kx = -((DMat3::IDENTITY - nn) * (g / r) + nn * dg);
     let kv = nn * -c;
     (kx, kv)

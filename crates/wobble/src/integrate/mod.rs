@@ -14,6 +14,8 @@
 //! | midpoint | [`midpoint`] | 2 | y += h f(y + h/2 k1) |
 //! | RK4 | [`rk4`] | 4 | classic Runge–Kutta |
 //! | Verlet | [`verlet`] | 2 | position Verlet with Jakobsen's drag δ (003) |
+//! | implicit Euler | [`implicit_euler`] | 1 | linearised backward Euler, CG solve (000, Baraff–Witkin) |
+//! | semi-implicit | [`semi_implicit`] | 1 | Terzopoulos's scheme: elastic K(r) implicit, other forces explicit, CG solve (002) |
 //!
 //! Rotational state (oriented particles, rigid bodies) is advanced by the same
 //! scheme: q' = ½ [ω, 0] ⊗ q with ω in the world frame, ω' = I⁻¹ (τ − ω × I ω), and
@@ -24,20 +26,25 @@ use std::str::FromStr;
 
 use glam::{DQuat, DVec3};
 
-use crate::force::{JacobianSink, Loads};
+use crate::force::{JacobianSink, Loads, ScalarStiffnessSink};
 use crate::model::{Particles, State, Vec3s};
 use crate::par;
+use crate::solve::CgSettings;
 
 pub mod euler;
 pub mod heun;
+pub mod implicit_euler;
 pub mod midpoint;
 pub mod rk4;
+pub mod semi_implicit;
 pub mod verlet;
 
 pub use euler::{ExplicitEuler, SymplecticEuler};
 pub use heun::Heun;
+pub use implicit_euler::ImplicitEuler;
 pub use midpoint::Midpoint;
 pub use rk4::Rk4;
+pub use semi_implicit::SemiImplicit;
 pub use verlet::{DEFAULT_VERLET_DRAG, Verlet};
 
 /// What an integrator may ask of the system it advances.
@@ -62,6 +69,12 @@ pub trait System {
     /// Adds the Jacobian blocks of the total force at `state`.
     fn jacobian(&mut self, state: &State, t: f64, sink: &mut dyn JacobianSink);
 
+    /// Adds the scalar stiffness K of the force terms of the form f = −(K ⊗ I₃) x
+    /// (coefficients frozen at `state`); returns whether any term has that form.
+    fn scalar_stiffness(&mut self, _state: &State, _t: f64, _sink: &mut dyn ScalarStiffnessSink) -> bool {
+        false
+    }
+
     /// Projects the constraints (collisions, drivers, sticks, limits) onto `state`
     /// at the end of a step of length `h` ending at time `t`.
     fn project(&mut self, state: &mut State, t: f64, h: f64);
@@ -74,6 +87,12 @@ pub struct StepReport {
     pub iterations: u32,
     /// Final relative residual of the linear solve (0 for explicit methods).
     pub residual: f64,
+    /// Wall time spent evaluating forces, s (implicit methods only; 0 otherwise).
+    pub seconds_forces: f64,
+    /// Wall time spent assembling the Jacobian and system matrix, s (implicit only).
+    pub seconds_jacobian: f64,
+    /// Wall time spent in the linear solve, s (implicit only).
+    pub seconds_solve: f64,
 }
 
 /// Why a step failed.
@@ -86,6 +105,16 @@ pub enum IntegratorError {
         iterations: u32,
         /// Residual reached.
         residual: f64,
+    },
+    /// The implicit system matrix is not positive definite.
+    #[error(
+        "the implicit system matrix is not positive definite (pᵀAp/|p|² = {curvature:.3e} at CG iteration {iteration}): reduce the time step, or the compression of stiff springs"
+    )]
+    NotPositiveDefinite {
+        /// CG iteration (1-based).
+        iteration: u32,
+        /// pᵀ A p / |p|².
+        curvature: f64,
     },
 }
 
@@ -114,17 +143,23 @@ pub enum IntegratorKind {
     Rk4,
     /// Position Verlet with Jakobsen's drag.
     Verlet,
+    /// Linearised implicit Euler with a conjugate-gradient solve.
+    ImplicitEuler,
+    /// Terzopoulos's semi-implicit scheme for elastic grids (002).
+    SemiImplicit,
 }
 
 impl IntegratorKind {
     /// Every kind, in the order of the convergence table.
-    pub const ALL: [IntegratorKind; 6] = [
+    pub const ALL: [IntegratorKind; 8] = [
         IntegratorKind::ExplicitEuler,
         IntegratorKind::SymplecticEuler,
         IntegratorKind::Heun,
         IntegratorKind::Midpoint,
         IntegratorKind::Rk4,
         IntegratorKind::Verlet,
+        IntegratorKind::ImplicitEuler,
+        IntegratorKind::SemiImplicit,
     ];
 
     /// Name in scene files.
@@ -137,6 +172,8 @@ impl IntegratorKind {
             IntegratorKind::Midpoint => "midpoint",
             IntegratorKind::Rk4 => "rk4",
             IntegratorKind::Verlet => "verlet",
+            IntegratorKind::ImplicitEuler => "implicit-euler",
+            IntegratorKind::SemiImplicit => "semi-implicit",
         }
     }
 
@@ -144,7 +181,10 @@ impl IntegratorKind {
     #[must_use]
     pub fn order(self) -> u32 {
         match self {
-            IntegratorKind::ExplicitEuler | IntegratorKind::SymplecticEuler => 1,
+            IntegratorKind::ExplicitEuler
+            | IntegratorKind::SymplecticEuler
+            | IntegratorKind::ImplicitEuler
+            | IntegratorKind::SemiImplicit => 1,
             IntegratorKind::Heun | IntegratorKind::Midpoint | IntegratorKind::Verlet => 2,
             IntegratorKind::Rk4 => 4,
         }
@@ -154,17 +194,30 @@ impl IntegratorKind {
     #[must_use]
     pub fn evaluations(self) -> u32 {
         match self {
-            IntegratorKind::ExplicitEuler | IntegratorKind::SymplecticEuler | IntegratorKind::Verlet => 1,
+            IntegratorKind::ExplicitEuler
+            | IntegratorKind::SymplecticEuler
+            | IntegratorKind::Verlet
+            | IntegratorKind::ImplicitEuler
+            | IntegratorKind::SemiImplicit => 1,
             IntegratorKind::Heun | IntegratorKind::Midpoint => 2,
             IntegratorKind::Rk4 => 4,
         }
     }
 
     /// A new integrator of this kind. `verlet_drag` is Jakobsen's δ (used by Verlet
-    /// only).
+    /// only); implicit Euler gets the default solver settings.
     #[must_use]
     pub fn create(self, verlet_drag: f64) -> Box<dyn Integrator> {
+        self.create_with(verlet_drag, CgSettings::default())
+    }
+
+    /// Like [`IntegratorKind::create`], with the linear-solver settings for
+    /// implicit methods.
+    #[must_use]
+    pub fn create_with(self, verlet_drag: f64, solver: CgSettings) -> Box<dyn Integrator> {
         match self {
+            IntegratorKind::ImplicitEuler => Box::new(ImplicitEuler::new(solver)),
+            IntegratorKind::SemiImplicit => Box::new(SemiImplicit::new(solver)),
             IntegratorKind::ExplicitEuler => Box::new(ExplicitEuler::default()),
             IntegratorKind::SymplecticEuler => Box::new(SymplecticEuler::default()),
             IntegratorKind::Heun => Box::new(Heun::default()),

@@ -1,0 +1,255 @@
+//! Terzopoulos's semi-implicit step for elastic grids (002 eqs. 16–20; physics notes
+//! §7).
+//!
+//! The equation of motion M r'' + C r' + K(r) r = f is discretised with central
+//! differences for r'' and r' and the elastic term taken at the new time with its
+//! stiffness frozen at the current state:
+//!
+//! ```text
+//! A_t = K(r_t) + M/h² + C/(2h)
+//! g_t = f_t + (M/h² + C/(2h)) r_t + (M/h − C/2) v_t,     v_t = (r_t − r_{t−h})/h
+//! A_t r_{t+h} = g_t
+//! ```
+//!
+//! K comes from the force terms of that form (`ForceTerm::add_scalar_stiffness`:
+//! the elastic grids), as K ⊗ I₃. C is the damping matrix −∂f/∂v of every term
+//! (air drag, spring dampers). f is what remains of the total force once the
+//! elastic force −K r and the linear damping −C v are taken out, so the solve is
+//! written for the displacement Δr = r_{t+h} − r_t:
+//!
+//! ```text
+//! (K + M/h² + C/(2h)) Δr = f_total + M v_t / h + C v_t / 2,     v_{t+h} = Δr / h
+//! ```
+//!
+//! where f_total is every term's force at the current state; forces without a
+//! scalar stiffness (springs, pressure, the drag spring) are thereby explicit.
+//! Pinned particles are filtered out of the solve (Δr = 0). The system is solved by
+//! block-Jacobi conjugate gradients ([`crate::solve::Cg`]). K is indefinite when a
+//! grid is strongly compressed (α < 0); when that makes A indefinite (CG meets
+//! pᵀAp ≤ 0) the step is retried as two half steps, which raise M/h² fourfold, down
+//! to h/2^[`MAX_HALVINGS`]; if A is still indefinite the step stops with
+//! [`IntegratorError::NotPositiveDefinite`] instead of returning garbage.
+//! Rotational state, when present, is advanced by symplectic Euler.
+//!
+//! What the scheme does and does not buy (measured in `tests/semi_implicit.rs`):
+//! K(r) is a *secant* stiffness whose coefficients α vanish at the rest shape and
+//! turn negative under compression. Where a grid is stretched (α > 0) the implicit
+//! part damps and lets the step exceed symplectic Euler's limit; near rest the step
+//! is explicit in effect, with the limit h ω ≤ 2 of [`crate::stability`]; under
+//! compression the negative part can feed energy in. It is first order.
+
+use std::time::Instant;
+
+use glam::{DMat3, DVec3};
+
+use super::{Integrator, IntegratorError, StepReport, System, advance_orientation, rotational_accelerations};
+use crate::force::{JacobianSink, Loads, ScalarStiffnessSink};
+use crate::model::{State, Vec3s};
+use crate::solve::{BlockMatrix, Cg, CgError, CgSettings};
+
+/// Most times a step is halved when its system is indefinite (16 sub-steps).
+pub const MAX_HALVINGS: u32 = 4;
+
+/// Terzopoulos's semi-implicit scheme. See the module docs.
+#[derive(Debug, Default)]
+pub struct SemiImplicit {
+    cg: Cg,
+    loads: Loads,
+    /// A = K ⊗ I₃ + M/h² + C/(2h).
+    a: BlockMatrix,
+    /// C = −∂f/∂v, on A's pattern.
+    c: BlockMatrix,
+    rhs: Vec3s,
+    cv: Vec3s,
+    dx: Vec3s,
+    fixed: Vec<bool>,
+    patterned: bool,
+    /// Whether the last step found any term with a scalar stiffness.
+    had_stiffness: bool,
+}
+
+/// Collects the coupled pairs of K and C.
+#[derive(Default)]
+struct Pairs(Vec<(u32, u32)>);
+
+impl ScalarStiffnessSink for Pairs {
+    fn add(&mut self, i: usize, j: usize, _value: f64) {
+        if i != j {
+            self.0.push((i as u32, j as u32));
+        }
+    }
+}
+
+impl JacobianSink for Pairs {
+    fn add_dfdx(&mut self, _i: usize, _j: usize, _block: DMat3) {}
+    fn add_dfdv(&mut self, i: usize, j: usize, _block: DMat3) {
+        if i != j {
+            self.0.push((i as u32, j as u32));
+        }
+    }
+}
+
+/// Adds K_ij I₃ to a block matrix.
+struct Stiffness<'a>(&'a mut BlockMatrix);
+
+impl ScalarStiffnessSink for Stiffness<'_> {
+    #[inline]
+    fn add(&mut self, i: usize, j: usize, value: f64) {
+        self.0.add(i, j, DMat3::from_diagonal(DVec3::splat(value)));
+    }
+}
+
+/// Adds −∂f/∂v blocks (the damping matrix C) to a block matrix; ignores ∂f/∂x.
+struct Damping<'a>(&'a mut BlockMatrix);
+
+impl JacobianSink for Damping<'_> {
+    fn add_dfdx(&mut self, _i: usize, _j: usize, _block: DMat3) {}
+    #[inline]
+    fn add_dfdv(&mut self, i: usize, j: usize, block: DMat3) {
+        self.0.add(i, j, -block);
+    }
+}
+
+impl SemiImplicit {
+    /// An integrator whose linear solves stop by `settings`.
+    #[must_use]
+    pub fn new(settings: CgSettings) -> Self {
+        Self { cg: Cg::new(settings), ..Self::default() }
+    }
+
+    /// The linear-solver settings.
+    #[must_use]
+    pub fn settings(&self) -> CgSettings {
+        self.cg.settings
+    }
+
+    /// Fills K into `a` and C into `c`, (re)building their common pattern when the
+    /// coupling changed.
+    fn assemble(&mut self, sys: &mut dyn System, state: &State, t: f64) {
+        let n = state.len();
+        for attempt in 0..2 {
+            if !self.patterned || self.a.rows() != n || attempt == 1 {
+                let mut pairs = Pairs::default();
+                sys.scalar_stiffness(state, t, &mut pairs);
+                sys.jacobian(state, t, &mut pairs);
+                self.a = BlockMatrix::with_pattern(n, &pairs.0);
+                self.c = self.a.clone();
+                self.patterned = true;
+            }
+            self.a.clear();
+            self.c.clear();
+            self.had_stiffness = sys.scalar_stiffness(state, t, &mut Stiffness(&mut self.a));
+            sys.jacobian(state, t, &mut Damping(&mut self.c));
+            if self.a.missed().is_empty() && self.c.missed().is_empty() {
+                return;
+            }
+        }
+    }
+
+    /// Whether the last step had an elastic term with a scalar stiffness (false:
+    /// the step was symplectic Euler with semi-implicit damping).
+    #[must_use]
+    pub fn had_stiffness(&self) -> bool {
+        self.had_stiffness
+    }
+
+    /// One step of `h`, halved recursively (`depth` times so far) while the system
+    /// is indefinite. Iterations and times add up over sub-steps.
+    fn step_halving(
+        &mut self,
+        sys: &mut dyn System,
+        state: &mut State,
+        t: f64,
+        h: f64,
+        depth: u32,
+    ) -> Result<StepReport, IntegratorError> {
+        match self.single_step(sys, state, t, h) {
+            Err(IntegratorError::NotPositiveDefinite { .. }) if depth < MAX_HALVINGS => {
+                let a = self.step_halving(sys, state, t, 0.5 * h, depth + 1)?;
+                let b = self.step_halving(sys, state, t + 0.5 * h, 0.5 * h, depth + 1)?;
+                Ok(StepReport {
+                    iterations: a.iterations + b.iterations,
+                    residual: a.residual.max(b.residual),
+                    seconds_forces: a.seconds_forces + b.seconds_forces,
+                    seconds_jacobian: a.seconds_jacobian + b.seconds_jacobian,
+                    seconds_solve: a.seconds_solve + b.seconds_solve,
+                })
+            }
+            other => other,
+        }
+    }
+
+    /// One step of `h` without retrying. `state` is changed only on success.
+    fn single_step(
+        &mut self,
+        sys: &mut dyn System,
+        state: &mut State,
+        t: f64,
+        h: f64,
+    ) -> Result<StepReport, IntegratorError> {
+        let n = state.len();
+        let t0 = Instant::now();
+        sys.loads(state, t, &mut self.loads);
+        let t1 = Instant::now();
+        self.assemble(sys, state, t);
+        // A = K + M/h² + C/(2h): K and C share one pattern.
+        self.a.add_scaled_mass(1.0 / (h * h), &sys.particles().mass);
+        self.a.add_scaled(0.5 / h, &self.c);
+        let t2 = Instant::now();
+
+        for v in [&mut self.rhs, &mut self.cv, &mut self.dx] {
+            if v.len() != n {
+                *v = Vec3s::zeros(n);
+            }
+        }
+        // b = f + M v / h + C v / 2
+        self.c.mul(&state.v, &mut self.cv);
+        let particles = sys.particles();
+        for i in 0..n {
+            let v = state.v.get(i);
+            self.rhs.set(i, self.loads.f.get(i) + v * (particles.mass[i] / h) + self.cv.get(i) * 0.5);
+            // Warm start: the explicit guess Δr = h v.
+            self.dx.set(i, v * h);
+        }
+        self.fixed.clear();
+        self.fixed.extend((0..n).map(|i| particles.pinned[i] || particles.inv_mass[i] == 0.0));
+        let solved = self.cg.solve(&self.a, &self.rhs, &mut self.dx, &self.fixed).map_err(|e| match e {
+            CgError::NoConvergence { iterations, residual } => IntegratorError::NoConvergence { iterations, residual },
+            CgError::NotPositiveDefinite { iteration, curvature } => {
+                IntegratorError::NotPositiveDefinite { iteration, curvature }
+            }
+        })?;
+        let t3 = Instant::now();
+
+        for i in 0..n {
+            let dx = self.dx.get(i);
+            state.x.set(i, state.x.get(i) + dx);
+            state.v.set(i, dx / h);
+        }
+        if sys.rotational() {
+            rotational_accelerations(sys.particles(), state, &mut self.loads, true);
+            for i in 0..n {
+                let w = state.w.get(i) + self.loads.tau.get(i) * h;
+                state.w.set(i, w);
+                state.q[i] = advance_orientation(state.q[i], w, h);
+            }
+        }
+        Ok(StepReport {
+            iterations: solved.iterations,
+            residual: solved.residual,
+            seconds_forces: (t1 - t0).as_secs_f64(),
+            seconds_jacobian: (t2 - t1).as_secs_f64(),
+            seconds_solve: (t3 - t2).as_secs_f64(),
+        })
+    }
+}
+
+impl Integrator for SemiImplicit {
+    fn name(&self) -> &'static str {
+        "semi-implicit"
+    }
+
+    fn step(&mut self, sys: &mut dyn System, state: &mut State, t: f64, h: f64) -> Result<StepReport, IntegratorError> {
+        self.step_halving(sys, state, t, h, 0)
+    }
+}

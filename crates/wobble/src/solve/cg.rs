@@ -1,0 +1,205 @@
+//! Conjugate gradients with a block-Jacobi preconditioner and constraint filtering.
+//!
+//! Solves A x = b for a symmetric positive definite [`BlockMatrix`] A. Rows of
+//! `fixed` particles are filtered out (Baraff–Witkin's S): their unknowns stay at
+//! zero and their equations are dropped, which is the exact solve of the reduced
+//! system on the free particles. The preconditioner is the inverse of each free
+//! particle's 3×3 diagonal block. Iteration stops when ‖r‖ ≤ tolerance · ‖S b‖.
+//!
+//! A search direction with pᵀ A p ≤ 0 means A is not positive definite on the free
+//! particles (a compressed spring's negative stiffness outweighing the mass, for
+//! instance): the solve stops with [`CgError::NotPositiveDefinite`] rather than
+//! dividing by it.
+//!
+//! Sums run in particle order on one thread, so results do not depend on the
+//! number of threads.
+
+use glam::{DMat3, DVec3};
+
+use super::BlockMatrix;
+use crate::model::Vec3s;
+
+/// Stopping rule.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CgSettings {
+    /// Relative residual ‖r‖/‖b‖ to reach (default [`CgSettings::DEFAULT_TOLERANCE`]).
+    pub tolerance: f64,
+    /// Iterations allowed (default [`CgSettings::DEFAULT_MAX_ITERATIONS`]).
+    pub max_iterations: u32,
+}
+
+impl CgSettings {
+    /// Default relative tolerance.
+    pub const DEFAULT_TOLERANCE: f64 = 1e-6;
+    /// Default iteration limit.
+    pub const DEFAULT_MAX_ITERATIONS: u32 = 1000;
+}
+
+impl Default for CgSettings {
+    fn default() -> Self {
+        Self { tolerance: Self::DEFAULT_TOLERANCE, max_iterations: Self::DEFAULT_MAX_ITERATIONS }
+    }
+}
+
+/// What a successful solve did.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CgReport {
+    /// Iterations performed.
+    pub iterations: u32,
+    /// Final relative residual ‖r‖/‖S b‖ (0 when S b = 0).
+    pub residual: f64,
+}
+
+/// Why a solve failed.
+#[derive(Clone, Copy, Debug, PartialEq, thiserror::Error)]
+pub enum CgError {
+    /// The tolerance was not reached.
+    #[error(
+        "conjugate gradients did not reach the tolerance in {iterations} iterations (relative residual {residual:.3e})"
+    )]
+    NoConvergence {
+        /// Iterations performed.
+        iterations: u32,
+        /// Relative residual reached.
+        residual: f64,
+    },
+    /// pᵀ A p ≤ 0 (or not finite) for a search direction p.
+    #[error(
+        "the system matrix is not positive definite (pᵀAp = {curvature:.3e} at iteration {iteration}); reduce the time step or the compression of stiff springs"
+    )]
+    NotPositiveDefinite {
+        /// The iteration (1-based).
+        iteration: u32,
+        /// pᵀ A p relative to |p|² (negative or zero, or NaN).
+        curvature: f64,
+    },
+}
+
+/// The solver and its work vectors (kept between solves: no allocation per step
+/// once sized).
+#[derive(Clone, Debug, Default)]
+pub struct Cg {
+    /// Stopping rule.
+    pub settings: CgSettings,
+    r: Vec3s,
+    z: Vec3s,
+    p: Vec3s,
+    q: Vec3s,
+    precond: Vec<DMat3>,
+}
+
+impl Cg {
+    /// A solver with `settings`.
+    #[must_use]
+    pub fn new(settings: CgSettings) -> Self {
+        Self { settings, ..Self::default() }
+    }
+
+    /// Solves A x = b on the particles not `fixed` (an empty `fixed` means none are),
+    /// starting from the given x (its fixed rows are set to zero).
+    pub fn solve(&mut self, a: &BlockMatrix, b: &Vec3s, x: &mut Vec3s, fixed: &[bool]) -> Result<CgReport, CgError> {
+        let n = a.rows();
+        for v in [&mut self.r, &mut self.z, &mut self.p, &mut self.q] {
+            if v.len() != n {
+                *v = Vec3s::zeros(n);
+            }
+        }
+        let is_fixed = |i: usize| fixed.get(i).copied().unwrap_or(false);
+        self.precond.clear();
+        self.precond.extend((0..n).map(|i| block_inverse(a.diagonal(i))));
+
+        for i in 0..n {
+            if is_fixed(i) {
+                x.set(i, DVec3::ZERO);
+            }
+        }
+        // r = S (b − A x)
+        a.mul(x, &mut self.r);
+        let mut b_norm2 = 0.0;
+        for i in 0..n {
+            if is_fixed(i) {
+                self.r.set(i, DVec3::ZERO);
+            } else {
+                let bi = b.get(i);
+                b_norm2 += bi.length_squared();
+                self.r.set(i, bi - self.r.get(i));
+            }
+        }
+        let b_norm = b_norm2.sqrt();
+        if b_norm == 0.0 {
+            x.fill(DVec3::ZERO);
+            return Ok(CgReport::default());
+        }
+        let mut rz = precondition(&self.precond, &self.r, &mut self.z);
+        self.p.copy_from(&self.z);
+        let mut r_norm = dot(&self.r, &self.r).sqrt();
+        let mut iterations = 0;
+        while r_norm > self.settings.tolerance * b_norm {
+            if iterations >= self.settings.max_iterations {
+                return Err(CgError::NoConvergence { iterations, residual: r_norm / b_norm });
+            }
+            iterations += 1;
+            a.mul(&self.p, &mut self.q);
+            for i in 0..n {
+                if is_fixed(i) {
+                    self.q.set(i, DVec3::ZERO);
+                }
+            }
+            let p_ap = dot(&self.p, &self.q);
+            if p_ap.is_nan() || p_ap <= 0.0 {
+                let p2 = dot(&self.p, &self.p);
+                return Err(CgError::NotPositiveDefinite { iteration: iterations, curvature: p_ap / p2 });
+            }
+            let alpha = rz / p_ap;
+            for i in 0..n {
+                x.set(i, x.get(i) + self.p.get(i) * alpha);
+                self.r.set(i, self.r.get(i) - self.q.get(i) * alpha);
+            }
+            let rz_new = precondition(&self.precond, &self.r, &mut self.z);
+            let beta = rz_new / rz;
+            rz = rz_new;
+            for i in 0..n {
+                self.p.set(i, self.z.get(i) + self.p.get(i) * beta);
+            }
+            r_norm = dot(&self.r, &self.r).sqrt();
+            if !r_norm.is_finite() {
+                return Err(CgError::NoConvergence { iterations, residual: f64::NAN });
+            }
+        }
+        Ok(CgReport { iterations, residual: r_norm / b_norm })
+    }
+}
+
+/// z = P r; returns r · z. Fixed rows have r = 0, so z = 0 there too.
+fn precondition(precond: &[DMat3], r: &Vec3s, z: &mut Vec3s) -> f64 {
+    let mut rz = 0.0;
+    for (i, m) in precond.iter().enumerate() {
+        let zi = *m * r.get(i);
+        z.set(i, zi);
+        rz += r.get(i).dot(zi);
+    }
+    rz
+}
+
+fn dot(a: &Vec3s, b: &Vec3s) -> f64 {
+    (0..a.len()).map(|i| a.get(i).dot(b.get(i))).sum()
+}
+
+/// The inverse of a diagonal block when it is positive definite (all leading minors
+/// positive), otherwise the inverse of its diagonal (or identity where that is not
+/// positive): a preconditioner must itself be positive definite.
+fn block_inverse(m: DMat3) -> DMat3 {
+    let m1 = m.x_axis.x;
+    let m2 = m.x_axis.x * m.y_axis.y - m.y_axis.x * m.x_axis.y;
+    let m3 = m.determinant();
+    if m1 > 0.0 && m2 > 0.0 && m3 > 0.0 && m3.is_finite() {
+        let inv = m.inverse();
+        if inv.is_finite() {
+            // Symmetrise: round-off must not make the preconditioner asymmetric.
+            return (inv + inv.transpose()) * 0.5;
+        }
+    }
+    let d = DVec3::new(m.x_axis.x, m.y_axis.y, m.z_axis.z);
+    let pos = |v: f64| if v > 0.0 && v.is_finite() { 1.0 / v } else { 1.0 };
+    DMat3::from_diagonal(DVec3::new(pos(d.x), pos(d.y), pos(d.z)))
+}
