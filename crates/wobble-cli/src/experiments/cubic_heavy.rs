@@ -28,6 +28,7 @@ use wobble::world::{SimParams, World};
 
 use super::{Experiment, Outcome, write_csv};
 use crate::plot::{Chart, Legend, Series, Style};
+use crate::render::{self, View};
 
 /// `cubic-heavy-ball` (000 Fig. 4).
 pub const HEAVY_BALL: Experiment = Experiment {
@@ -144,6 +145,13 @@ fn stretch(w: &World) -> (f64, f64) {
     (s.mean(), s.max)
 }
 
+/// The final frame, coloured by spring strain (white at rest, red at 10 % stretch,
+/// blue at 10 % compression); rigid bodies carry no springs and show white.
+fn snapshot(w: &World, path: &Path) -> Result<(), String> {
+    let view = View { width: 480, height: 360, strain: true, strain_scale: 0.1, ..View::default() };
+    render::snapshot(w, &view, path)
+}
+
 /// Steps `w` for `seconds`, calling `sample` at [`SAMPLE_RATE`].
 fn run_for(w: &mut World, seconds: f64, mut sample: impl FnMut(&World)) -> Result<(), String> {
     let steps = (seconds / w.params().dt).round() as u64;
@@ -176,7 +184,7 @@ struct BallRun {
     profile: Vec<(f64, f64)>,
 }
 
-fn heavy_ball(springs: SpringParams) -> Result<BallRun, String> {
+fn heavy_ball(springs: SpringParams, picture: &Path) -> Result<BallRun, String> {
     let mut b = WorldBuilder::new();
     let cloth = Cloth {
         nx: CLOTH_N,
@@ -223,6 +231,7 @@ fn heavy_ball(springs: SpringParams) -> Result<BallRun, String> {
         let (mean, max) = stretch(w);
         trace.push([w.time(), w.state.x.y[bh.particle], sag(w), mean, max]);
     })?;
+    snapshot(&w, picture)?;
     let (mean, max, sag) = (rest_mean(&trace, 3), rest_mean(&trace, 4), rest_mean(&trace, 2));
     let profile = (0..n).map(|i| (w.state.x.x[h.particle(i, n / 2)], w.state.x.y[h.particle(i, n / 2)])).collect();
     Ok(BallRun { trace, mean, max, sag, profile })
@@ -241,7 +250,9 @@ fn run_heavy_ball(dir: &Path) -> Result<Outcome, String> {
     let mut files = Vec::new();
     for law in laws(cubic) {
         let springs = law.springs(k)?;
-        let r = heavy_ball(springs)?;
+        let picture = format!("final_{}.png", law.name());
+        let r = heavy_ball(springs, &dir.join(&picture))?;
+        files.push(picture);
         let _ = writeln!(table, "| {} | {:.4} | {:.4} | {:.4} |", law.name(), r.mean, r.max, r.sag);
         let file = format!("trace_{}.csv", law.name());
         write_csv(
@@ -295,7 +306,7 @@ struct HangRun {
     drop: f64,
 }
 
-fn hanging_cube(springs: SpringParams) -> Result<HangRun, String> {
+fn hanging_cube(springs: SpringParams, picture: &Path) -> Result<HangRun, String> {
     let mut b = WorldBuilder::new();
     let n = CLOTH_N;
     let cloth = Cloth {
@@ -349,6 +360,7 @@ fn hanging_cube(springs: SpringParams) -> Result<HangRun, String> {
         let (mean, max) = stretch(w);
         trace.push([w.time(), y0 - w.state.x.y[ch.particle], mean, max]);
     })?;
+    snapshot(&w, picture)?;
     let (mean, max, drop) = (rest_mean(&trace, 2), rest_mean(&trace, 3), rest_mean(&trace, 1));
     Ok(HangRun { trace, mean, max, drop })
 }
@@ -365,7 +377,9 @@ fn run_hanging_cube(dir: &Path) -> Result<Outcome, String> {
     let mut files = Vec::new();
     for law in laws(cubic) {
         let springs = law.springs(k)?;
-        let r = hanging_cube(springs)?;
+        let picture = format!("final_{}.png", law.name());
+        let r = hanging_cube(springs, &dir.join(&picture))?;
+        files.push(picture);
         let _ = writeln!(table, "| {} | {:.4} | {:.4} | {:.4} |", law.name(), r.mean, r.max, r.drop);
         let file = format!("trace_{}.csv", law.name());
         write_csv(
@@ -433,7 +447,7 @@ fn lattice_cells(first: usize, n: usize) -> Vec<[u32; 8]> {
     cells
 }
 
-fn solid_cube(springs: SpringParams) -> Result<SolidRun, String> {
+fn solid_cube(springs: SpringParams, picture: &Path) -> Result<SolidRun, String> {
     let mut b = WorldBuilder::new();
     let n = SOLID_N;
     let radius = 0.002;
@@ -492,6 +506,7 @@ fn solid_cube(springs: SpringParams) -> Result<SolidRun, String> {
         run.min_volume = run.min_volume.min(min);
         run.final_height = ratio;
     })?;
+    snapshot(&w, picture)?;
     Ok(run)
 }
 
@@ -511,7 +526,9 @@ fn run_solid_cube(dir: &Path) -> Result<Outcome, String> {
     let mut linear_height = 1.0;
     for law in laws(cubic) {
         let springs = law.springs(k)?;
-        let r = solid_cube(springs)?;
+        let picture = format!("final_{}.png", law.name());
+        let r = solid_cube(springs, &dir.join(&picture))?;
+        files.push(picture);
         let did_collapse = r.final_inverted > 0 || r.final_height < COLLAPSED;
         let holds = r.max_inverted == 0 && r.final_height >= HOLDS;
         let verdict = if did_collapse {

@@ -105,24 +105,28 @@ impl RigidShape {
         }
     }
 
-    /// A closed, outward-wound triangle surface for drawing, in the body frame:
-    /// the box's 12 triangles, or a latitude–longitude sphere of 12 slices and 8
-    /// stacks.
+    /// An outward-wound triangle surface for drawing, in the body frame: the box's
+    /// 12 triangles (4 vertices per face, so faces shade flat), or a closed
+    /// latitude–longitude sphere of 12 slices and 8 stacks.
     #[must_use]
     pub fn surface(&self) -> (Vec<DVec3>, Vec<[u32; 3]>) {
         match *self {
             RigidShape::Box { .. } => {
                 let mut corners = [DVec3::ZERO; 8];
                 let _ = self.support_points(&mut corners);
-                // Corner k has bit 1: +x, bit 2: +y, bit 4: +z.
-                let quads: [[u32; 4]; 6] =
+                // Corner k has bit 1: +x, bit 2: +y, bit 4: +z. Each face gets its
+                // own four vertices so that shading sees flat faces.
+                let quads: [[usize; 4]; 6] =
                     [[0, 4, 6, 2], [1, 3, 7, 5], [0, 1, 5, 4], [2, 6, 7, 3], [0, 2, 3, 1], [4, 5, 7, 6]];
+                let mut verts = Vec::with_capacity(24);
                 let mut tris = Vec::with_capacity(12);
-                for [a, b, c, d] in quads {
-                    tris.push([a, b, c]);
-                    tris.push([a, c, d]);
+                for quad in quads {
+                    let base = verts.len() as u32;
+                    verts.extend(quad.map(|k| corners[k]));
+                    tris.push([base, base + 1, base + 2]);
+                    tris.push([base, base + 2, base + 3]);
                 }
-                (corners.to_vec(), tris)
+                (verts, tris)
             }
             RigidShape::Sphere { radius } => {
                 const SLICES: u32 = 12;
