@@ -261,7 +261,7 @@ fn experiments_write_data_plots_and_a_summary() {
     assert!(md.contains("**Result: PASS**"), "{md}");
     assert!(md.contains("**Claim tested:**"));
     let csv = std::fs::read_to_string(dir.join("convergence.csv")).unwrap();
-    assert!(csv.starts_with("h,euler,symplectic-euler,heun,midpoint,rk4,verlet\n"));
+    assert!(csv.starts_with("h,euler,symplectic-euler,heun,midpoint,rk4,verlet,implicit-euler,semi-implicit\n"));
     let png = std::fs::read(dir.join("convergence.png")).unwrap();
     assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
     for name in ["verlet-emitter", "cloth-constraints", "terzopoulos-box-drop", "terzopoulos-twist"] {

@@ -17,7 +17,7 @@ use wobble::build::lattice::Lattice;
 use wobble::build::sphere::{Ball, SphereMesh};
 use wobble::constraint::collider::Surface;
 use wobble::constraint::{Motion, Shape};
-use wobble::force::{CubicLaw, SpringKind, SpringLaw, SpringParams};
+use wobble::force::{CubicLaw, Membrane, SpringKind, SpringLaw, SpringParams};
 use wobble::integrate::IntegratorKind;
 
 use crate::doc::{Table, vec3};
@@ -85,7 +85,7 @@ pub struct Simulation {
     /// Constraint passes per step (default 1).
     pub constraint_iterations: u32,
     /// Linear-solver settings for implicit integrators (`cg_tolerance`,
-    /// `cg_max_iterations`).
+    /// `cg_max_iterations`, `cg_accept_unconverged`).
     pub solver: wobble::solve::CgSettings,
 }
 
@@ -424,7 +424,8 @@ fn read_simulation(t: &Table<'_, '_>) -> Result<Simulation, SceneError> {
     }
     let max_iterations =
         u32::try_from(t.count("cg_max_iterations", Some(defaults.max_iterations as usize), 1)?).unwrap_or(u32::MAX);
-    let solver = wobble::solve::CgSettings { tolerance, max_iterations };
+    let accept_unconverged = t.bool("cg_accept_unconverged")?.unwrap_or(false);
+    let solver = wobble::solve::CgSettings { tolerance, max_iterations, accept_unconverged };
     t.finish()?;
     Ok(Simulation { integrator, dt, duration, steps, gravity, air_drag, verlet_drag, constraint_iterations, solver })
 }
@@ -488,6 +489,46 @@ fn read_law(t: &Table<'_, '_>, stiffness: f64, default: SpringLaw) -> Result<Spr
             .with_help("add `law = \"cubic\"`"));
     }
     Ok(law)
+}
+
+/// Reads a cloth's `membrane = "stvk"` with `youngs_modulus` (N/m) and `poisson`, or
+/// `lame_mu` and `lame_lambda` (N/m).
+fn read_membrane(t: &Table<'_, '_>) -> Result<Option<Membrane>, SceneError> {
+    const KEYS: [&str; 4] = ["youngs_modulus", "poisson", "lame_mu", "lame_lambda"];
+    match t.str("membrane")? {
+        None => {
+            if let Some(key) = KEYS.iter().find(|k| t.has(k)) {
+                return Err(t
+                    .error(t.span_of(key), format!("`{key}` describes a membrane, but this cloth has none"))
+                    .with_help("add `membrane = \"stvk\"`"));
+            }
+            Ok(None)
+        }
+        Some("stvk") => {
+            let young = t.has("youngs_modulus") || t.has("poisson");
+            let lame = t.has("lame_mu") || t.has("lame_lambda");
+            if young && lame {
+                return Err(t.error(
+                    t.span_of("membrane"),
+                    "give either `youngs_modulus` and `poisson`, or `lame_mu` and `lame_lambda`, not both",
+                ));
+            }
+            if lame {
+                let mu = t.non_negative("lame_mu", 0.0, "N/m")?;
+                let lambda = t.non_negative("lame_lambda", 0.0, "N/m")?;
+                return Ok(Some(Membrane { mu, lambda }));
+            }
+            let e = t.positive("youngs_modulus", None, "N/m")?;
+            let nu = t.f64_or("poisson", 0.3)?;
+            if !(0.0..0.5).contains(&nu) {
+                return Err(t.error(t.span_of("poisson"), format!("`poisson` = {nu} must lie in [0, 0.5)")));
+            }
+            Ok(Some(Membrane::from_young(e, nu)))
+        }
+        Some(other) => Err(t
+            .error(t.span_of("membrane"), format!("unknown membrane model `{other}`"))
+            .with_help("choose `stvk`, or leave `membrane` out for springs")),
+    }
 }
 
 /// Reads `{ stiffness, damping, law, ... }` for one spring kind.
@@ -587,6 +628,7 @@ fn read_body(t: &Table<'_, '_>) -> Result<BodySpec, SceneError> {
                 shear: springs[&SpringKind::Shear],
                 bend: springs[&SpringKind::Bend],
                 radius,
+                membrane: read_membrane(t)?,
             })
         }
         "lattice" => {

@@ -11,11 +11,11 @@
 //! * explicit Runge–Kutta methods of order p = 1, 2, 4 (Euler, Heun and midpoint,
 //!   RK4): |Σ_{k≤p} (hμ)^k/k!| ≤ 1 at both roots μ of μ² + γ μ + ω² = 0, found by
 //!   bisection. Euler, Heun and midpoint are unstable at every step when γ = 0.
-//! * semi-implicit (002): explicit stiffness with damping through C/(2h) is stable
-//!   for h ω ≤ 2 whatever the damping. The grids' K(r) is a secant stiffness whose
-//!   coefficients α vanish at the rest shape, so small oscillations about rest are
-//!   stepped explicitly too and the same limit applies to them; the implicit part
-//!   only helps far from rest (large stretch);
+//! * semi-implicit (002): symplectic Euler's limit, conservatively. Explicit
+//!   springs with damping through C/(2h) would be stable up to h ω = 2, but the
+//!   grids' K(r) is a secant stiffness whose coefficients α vanish at the rest
+//!   shape (so small oscillations are stepped explicitly) and turn negative under
+//!   compression (feeding energy in); the implicit part helps only in tension;
 //! * implicit Euler: A-stable, so no limit (`f64::INFINITY`); its linearisation can
 //!   still fail on strongly non-linear forces, which the CG solve reports.
 //!
@@ -55,18 +55,12 @@ impl Stability {
             }
             let h = match kind {
                 IntegratorKind::SymplecticEuler | IntegratorKind::Verlet => symplectic_limit(l, g),
-                // Explicit stiffness with damping through C/(2h): the step matrix
-                // has trace (2 − h²ω²)/(1 + hγ/2) and determinant
-                // (1 − hγ/2)/(1 + hγ/2), so Jury's test gives h ω ≤ 2 whatever γ.
-                // The grids' secant K(r) vanishes at rest (α = 0), so near rest
-                // they too are stepped explicitly: the same limit holds for them.
-                IntegratorKind::SemiImplicit => {
-                    if l > 0.0 {
-                        2.0 / l.sqrt()
-                    } else {
-                        f64::INFINITY
-                    }
-                }
+                // Conservative: symplectic Euler's limit. For springs the scheme's own
+                // edge is h ω = 2 (step matrix trace (2 − h²ω²)/(1 + hγ/2),
+                // determinant (1 − hγ/2)/(1 + hγ/2); tests/stability.rs), but the
+                // grids' secant K(r) vanishes at rest and feeds energy in under
+                // compression, and measured runs fail below 2/ω.
+                IntegratorKind::SemiImplicit => symplectic_limit(l, g),
                 IntegratorKind::ExplicitEuler => rk_limit(l, g, 1)?,
                 IntegratorKind::Heun | IntegratorKind::Midpoint => rk_limit(l, g, 2)?,
                 IntegratorKind::Rk4 => rk_limit(l, g, 4)?,

@@ -79,7 +79,11 @@ fn linear_momentum_of_free_cloth_is_conserved_by_every_integrator() {
             _ => 1e-12,
         };
         let mut w = free_cloth(kind);
-        w.set_solver_settings(wobble::solve::CgSettings { tolerance: 1e-12, max_iterations: 1000 });
+        w.set_solver_settings(wobble::solve::CgSettings {
+            tolerance: 1e-12,
+            max_iterations: 1000,
+            ..Default::default()
+        });
         let p0 = w.metrics().momentum;
         let scale = momentum_scale(&w);
         let mut worst: f64 = 0.0;

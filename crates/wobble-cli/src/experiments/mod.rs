@@ -9,10 +9,14 @@ use std::path::{Path, PathBuf};
 
 pub mod bounce;
 pub mod cloth_constraints;
+pub mod cubic_force_curves;
 pub mod cubic_heavy;
+pub mod cubic_jacobian_damping;
+pub mod cubic_stretch_sweep;
 pub mod integrator_convergence;
 pub mod sphere_volume;
 pub mod terzopoulos_integrity;
+pub mod terzopoulos_semi_implicit;
 pub mod terzopoulos_shapes;
 pub mod thesis;
 pub mod twolayer_collapse;
@@ -58,11 +62,15 @@ pub fn registry() -> Vec<Experiment> {
         terzopoulos_shapes::BUCKLING,
         terzopoulos_shapes::INFLATION,
         terzopoulos_shapes::TWIST,
+        terzopoulos_semi_implicit::EXPERIMENT,
         twolayer_stability::EXPERIMENT,
         twolayer_collapse::EXPERIMENT,
         twolayer_inertia::EXPERIMENT,
         twolayer_integrators::EXPERIMENT,
         sphere_volume::EXPERIMENT,
+        cubic_force_curves::EXPERIMENT,
+        cubic_stretch_sweep::EXPERIMENT,
+        cubic_jacobian_damping::EXPERIMENT,
         cubic_heavy::HEAVY_BALL,
         cubic_heavy::HANGING_CUBE,
         cubic_heavy::SOLID_CUBE,

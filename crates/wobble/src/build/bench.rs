@@ -39,6 +39,7 @@ pub fn bench_cloth(n: usize) -> Cloth {
         shear: Some(s),
         bend: Some(s),
         radius: 0.0,
+        membrane: None,
     }
 }
 

@@ -5,12 +5,13 @@
 //! `first + j nx + i`. Springs per particle, when the neighbour exists: structural
 //! (i,j)–(i+1,j) and (i,j)–(i,j+1); shear (i,j)–(i+1,j+1) and (i+1,j)–(i,j+1); bend
 //! (i,j)–(i+2,j) and (i,j)–(i,j+2). Rest lengths are the initial distances. This is
-//! exactly the cloth benchmark's layout.
+//! exactly the cloth benchmark's layout. With [`Cloth::membrane`] set, a triangle
+//! StVK membrane over the drawn triangles replaces the structural and shear springs.
 
 use glam::DVec3;
 
 use super::{BuildError, WorldBuilder, check, check_count, check_mass, check_spring, per_particle};
-use crate::force::{SpringKind, SpringParams};
+use crate::force::{Membrane, SpringKind, SpringParams, TriangleStvk};
 
 /// Cloth parameters. Units: m, kg, N/m, N s/m.
 #[derive(Clone, Debug, PartialEq)]
@@ -37,6 +38,9 @@ pub struct Cloth {
     pub bend: Option<SpringParams>,
     /// Collision radius of every particle, m (default 0).
     pub radius: f64,
+    /// A triangle StVK membrane instead of structural and shear springs (`None`:
+    /// springs; bend springs stay either way).
+    pub membrane: Option<Membrane>,
 }
 
 impl Default for Cloth {
@@ -54,6 +58,7 @@ impl Default for Cloth {
             shear: Some(s),
             bend: Some(s),
             radius: 0.0,
+            membrane: None,
         }
     }
 }
@@ -119,13 +124,15 @@ impl Cloth {
         for j in 0..ny {
             for i in 0..nx {
                 let p = at(i, j);
-                if i + 1 < nx {
+                let springs = self.membrane.is_none();
+                if springs && i + 1 < nx {
                     add(p, at(i + 1, j), &self.structural, SpringKind::Structural);
                 }
-                if j + 1 < ny {
+                if springs && j + 1 < ny {
                     add(p, at(i, j + 1), &self.structural, SpringKind::Structural);
                 }
                 if let Some(shear) = &self.shear
+                    && springs
                     && i + 1 < nx
                     && j + 1 < ny
                 {
@@ -148,6 +155,12 @@ impl Cloth {
                 b.topology.triangles.push([a, bb, c]);
                 b.topology.triangles.push([a, c, d]);
             }
+        }
+        if let Some(material) = self.membrane {
+            let tris = b.topology.triangles[tri_first..].to_vec();
+            let term = TriangleStvk::new(&format!("{name}.membrane"), tris, &b.state.x, material)
+                .map_err(|e| BuildError::Membrane { body: name.to_owned(), source: e })?;
+            b.add_force(term);
         }
         let body = b.add_body(name, "cloth", first, tri_first, line_first, false)?;
         Ok(ClothHandle { body, first, nx, ny })

@@ -65,6 +65,14 @@ pub enum BuildError {
     /// An OBJ file could not be read.
     #[error(transparent)]
     Obj(#[from] obj::ObjError),
+    /// A membrane is malformed.
+    #[error("body `{body}`: {source}")]
+    Membrane {
+        /// The body being built.
+        body: String,
+        /// What is wrong.
+        source: crate::force::triangle_stvk::MembraneError,
+    },
     /// The time step is not positive.
     #[error("time step dt = {0} s is invalid: it must be positive and finite")]
     TimeStep(f64),

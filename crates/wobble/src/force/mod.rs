@@ -24,6 +24,7 @@ pub mod grid;
 pub mod pointer;
 pub mod pressure;
 pub mod spring;
+pub mod triangle_stvk;
 
 pub use air_drag::AirDrag;
 pub use attachment::Attachment;
@@ -31,6 +32,7 @@ pub use gravity::Gravity;
 pub use pointer::{DragSpring, DragSpringParams};
 pub use pressure::Pressure;
 pub use spring::{CubicLaw, SpringError, SpringKind, SpringLaw, SpringNetwork, SpringParams, SpringSet};
+pub use triangle_stvk::{Membrane, TriangleStvk};
 
 /// Forces (N) and torques (N m) on every particle, or — after division by mass and
 /// inertia — linear (m/s²) and angular (rad/s²) accelerations.

@@ -35,8 +35,11 @@
 //! K(r) is a *secant* stiffness whose coefficients α vanish at the rest shape and
 //! turn negative under compression. Where a grid is stretched (α > 0) the implicit
 //! part damps and lets the step exceed symplectic Euler's limit; near rest the step
-//! is explicit in effect, with the limit h ω ≤ 2 of [`crate::stability`]; under
-//! compression the negative part can feed energy in. It is first order.
+//! is explicit in effect; and because 002's energy (α²) is softer in compression
+//! than in tension, the secant term −h K v feeds energy in on average over an
+//! oscillation about rest, at a rate proportional to h: undamped grids near rest
+//! gain energy where symplectic Euler's stays bounded
+//! (`wobble experiment terzopoulos-semi-implicit`). It is first order.
 
 use std::time::Instant;
 
@@ -63,6 +66,8 @@ pub struct SemiImplicit {
     cv: Vec3s,
     dx: Vec3s,
     fixed: Vec<bool>,
+    /// Storage index of each K entry, in the order the terms report them.
+    slots: Vec<(u32, u32, u32)>,
     patterned: bool,
     /// Whether the last step found any term with a scalar stiffness.
     had_stiffness: bool,
@@ -89,13 +94,39 @@ impl JacobianSink for Pairs {
     }
 }
 
-/// Adds K_ij I₃ to a block matrix.
-struct Stiffness<'a>(&'a mut BlockMatrix);
+/// Adds K_ij I₃ to a block matrix. Terms report their entries in the same order
+/// every step, so the storage index of each entry is remembered by position in
+/// that sequence (`slots`) and the pattern is searched only where the sequence
+/// changed.
+struct Stiffness<'a> {
+    m: &'a mut BlockMatrix,
+    slots: &'a mut Vec<(u32, u32, u32)>,
+    at: usize,
+}
 
 impl ScalarStiffnessSink for Stiffness<'_> {
     #[inline]
     fn add(&mut self, i: usize, j: usize, value: f64) {
-        self.0.add(i, j, DMat3::from_diagonal(DVec3::splat(value)));
+        let block = DMat3::from_diagonal(DVec3::splat(value));
+        let k = match self.slots.get(self.at) {
+            Some(&(si, sj, k)) if si as usize == i && sj as usize == j => Some(k as usize),
+            _ => {
+                let k = self.m.find(i, j);
+                if let Some(k) = k {
+                    self.slots.truncate(self.at);
+                    self.slots.push((i as u32, j as u32, k as u32));
+                }
+                k
+            }
+        };
+        match k {
+            Some(k) => {
+                self.at += 1;
+                self.m.add_at(k, block);
+            }
+            // Outside the pattern: recorded as missed, and the pattern is rebuilt.
+            None => self.m.add(i, j, block),
+        }
     }
 }
 
@@ -134,11 +165,13 @@ impl SemiImplicit {
                 sys.jacobian(state, t, &mut pairs);
                 self.a = BlockMatrix::with_pattern(n, &pairs.0);
                 self.c = self.a.clone();
+                self.slots.clear();
                 self.patterned = true;
             }
             self.a.clear();
             self.c.clear();
-            self.had_stiffness = sys.scalar_stiffness(state, t, &mut Stiffness(&mut self.a));
+            let mut sink = Stiffness { m: &mut self.a, slots: &mut self.slots, at: 0 };
+            self.had_stiffness = sys.scalar_stiffness(state, t, &mut sink);
             sys.jacobian(state, t, &mut Damping(&mut self.c));
             if self.a.missed().is_empty() && self.c.missed().is_empty() {
                 return;

@@ -26,6 +26,10 @@ pub struct CgSettings {
     pub tolerance: f64,
     /// Iterations allowed (default [`CgSettings::DEFAULT_MAX_ITERATIONS`]).
     pub max_iterations: u32,
+    /// When true, reaching `max_iterations` ends the solve with the current iterate
+    /// instead of [`CgError::NoConvergence`] (a fixed iteration budget, as 000 runs
+    /// its solver with two iterations). Default false.
+    pub accept_unconverged: bool,
 }
 
 impl CgSettings {
@@ -37,7 +41,11 @@ impl CgSettings {
 
 impl Default for CgSettings {
     fn default() -> Self {
-        Self { tolerance: Self::DEFAULT_TOLERANCE, max_iterations: Self::DEFAULT_MAX_ITERATIONS }
+        Self {
+            tolerance: Self::DEFAULT_TOLERANCE,
+            max_iterations: Self::DEFAULT_MAX_ITERATIONS,
+            accept_unconverged: false,
+        }
     }
 }
 
@@ -136,6 +144,9 @@ impl Cg {
         let mut iterations = 0;
         while r_norm > self.settings.tolerance * b_norm {
             if iterations >= self.settings.max_iterations {
+                if self.settings.accept_unconverged {
+                    break;
+                }
                 return Err(CgError::NoConvergence { iterations, residual: r_norm / b_norm });
             }
             iterations += 1;

@@ -110,6 +110,12 @@ impl BlockMatrix {
         }
     }
 
+    /// Adds `block` at storage index `k` (from [`BlockMatrix::find`]).
+    #[inline]
+    pub fn add_at(&mut self, k: usize, block: DMat3) {
+        self.blocks[k] += block;
+    }
+
     /// Block (i, j) (zero outside the pattern).
     #[must_use]
     pub fn block(&self, i: usize, j: usize) -> DMat3 {
