@@ -253,20 +253,9 @@ fn contact_exchanges_equal_and_opposite_impulses() {
     }
 }
 
-/// Σ over the pinned particles of their spring loads (total load minus their own
-/// weight), y component.
-fn pin_reaction(w: &mut World) -> f64 {
-    let loads: Loads = w.current_loads();
-    let g = Gravity::default().g.y;
-    (0..w.state.len()).filter(|&i| w.particles.pinned[i]).map(|i| loads.f.y[i] - w.particles.mass[i] * g).sum()
-}
-
-/// A 1 kg ball dropped onto a 16 × 16 cloth pinned along its border comes to rest;
-/// over the last 0.5 s the contact impulse on the ball averages its weight (2%), and
-/// the springs pull the pins down by the weight of the ball and the free cloth
-/// together (2%): the cloth carries the ball. Air drag (4/s) damps the bouncing.
-#[test]
-fn ball_resting_on_pinned_cloth_is_carried_by_its_springs() {
+/// A 1 kg ball 1 cm above a 16 × 16 cloth pinned along its border; returns the
+/// world and the ball's particle.
+fn ball_on_cloth(kind: IntegratorKind, dt: f64) -> (World, usize) {
     let mut b = WorldBuilder::new();
     let n = 16;
     let cloth = Cloth {
@@ -306,7 +295,25 @@ fn ball_resting_on_pinned_cloth_is_carried_by_its_springs() {
     b.add_force(Gravity::default());
     // The ball bounces on the cloth like on a trampoline; air drag settles it.
     b.add_force(AirDrag { rate: 4.0 });
-    let mut w = b.build(params(IntegratorKind::SymplecticEuler, 1e-4)).expect("world");
+    let w = b.build(params(kind, dt)).expect("world");
+    (w, bh.particle)
+}
+
+/// Σ over the pinned particles of their spring loads (total load minus their own
+/// weight), y component.
+fn pin_reaction(w: &mut World) -> f64 {
+    let loads: Loads = w.current_loads();
+    let g = Gravity::default().g.y;
+    (0..w.state.len()).filter(|&i| w.particles.pinned[i]).map(|i| loads.f.y[i] - w.particles.mass[i] * g).sum()
+}
+
+/// A 1 kg ball dropped onto a 16 × 16 cloth pinned along its border comes to rest;
+/// over the last 0.5 s the contact impulse on the ball averages its weight (2%), and
+/// the springs pull the pins down by the weight of the ball and the free cloth
+/// together (2%): the cloth carries the ball. Air drag (4/s) damps the bouncing.
+#[test]
+fn ball_resting_on_pinned_cloth_is_carried_by_its_springs() {
+    let (mut w, ball) = ball_on_cloth(IntegratorKind::SymplecticEuler, 1e-4);
     let g = -Gravity::default().g.y;
     w.run(30_000).expect("settle");
     let window = 5_000;
@@ -319,10 +326,10 @@ fn ball_resting_on_pinned_cloth_is_carried_by_its_springs() {
     let j1 = w.constraint_of::<RigidContact>().expect("contact").particle_impulse[0];
     let duration = window as f64 * 1e-4;
     let contact_force = (j1 - j0) / duration;
-    assert!(w.state.v.get(bh.particle).length() < 1e-3, "ball still moves at {}", w.state.v.get(bh.particle));
+    assert!(w.state.v.get(ball).length() < 1e-3, "ball still moves at {}", w.state.v.get(ball));
     assert_rel!(contact_force.y, 1.0 * g, 0.02, "mean contact force on the ball (N)");
     let free_cloth: f64 =
-        (0..w.state.len()).filter(|&i| !w.particles.pinned[i] && i != bh.particle).map(|i| w.particles.mass[i]).sum();
+        (0..w.state.len()).filter(|&i| !w.particles.pinned[i] && i != ball).map(|i| w.particles.mass[i]).sum();
     assert_rel!(-reaction / window as f64, (1.0 + free_cloth) * g, 0.02, "mean pull of the springs on the pins (N)");
 }
 
@@ -580,4 +587,19 @@ fn box_hangs_at_equilibrium_under_implicit_euler() {
     // Level: the body's y axis points up (a turn about the vertical is free).
     let up = (w.state.q[h.particle] * DVec3::Y).y;
     assert!(up > 1.0 - 1e-8, "hangs tilted: cos = {up}");
+}
+
+/// Contact, attachments and rigid rotation give bit-identical results on 1 and 3
+/// threads (the ball on the cloth, symplectic and implicit Euler).
+#[test]
+fn rigid_worlds_are_bit_identical_for_any_thread_count() {
+    for (kind, dt) in [(IntegratorKind::SymplecticEuler, 1e-4), (IntegratorKind::ImplicitEuler, 1e-3)] {
+        let run = |threads: usize| {
+            let (mut w, _) = ball_on_cloth(kind, dt);
+            support::pool(threads).install(|| w.run(300)).expect("run");
+            w.state
+        };
+        let (one, three) = (run(1), run(3));
+        assert!(one == three, "{kind}: states differ between 1 and 3 threads");
+    }
 }
