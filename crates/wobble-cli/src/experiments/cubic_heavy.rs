@@ -284,7 +284,7 @@ fn run_heavy_ball(dir: &Path) -> Result<Outcome, String> {
     files.push("final_cubic_implicit.png".into());
     let explicit_cubic = results.iter().find(|(l, _)| l.name() == "cubic").map(|(_, r)| r);
     let integrators = format!(
-        "**Integrator check** (not part of the verdict): the cubic cloth with {} at h = {} s: mean stretch {:.4}, max {:.4}, sag {:.4} m (with {} at h = {} s: {:.4}, {:.4}, {:.4} m). The contact is a projection after each step, so the larger step pushes the particles under the ball in larger jumps.\n",
+        "**Integrator check** (not part of the verdict): the cubic cloth with {} at h = {} s: mean stretch {:.4}, max {:.4}, sag {:.4} m (with {} at h = {} s: {:.4}, {:.4}, {:.4} m). The contact is a projection after each step: within a step the springs pull the particles under the ball into it by about f h² / m, and the projection returns them along the ball's normal, spreading them over its surface; the spread, hence the maximum stretch under the ball, shrinks with the step.\n",
         IMPLICIT.0,
         IMPLICIT.1,
         implicit.mean,
