@@ -18,6 +18,7 @@ use glam::DMat3;
 use crate::model::{Particles, State, Vec3s};
 
 pub mod air_drag;
+pub mod attachment;
 pub mod generalized;
 pub mod gravity;
 pub mod grid;
@@ -27,6 +28,7 @@ pub mod spring;
 pub mod triangle_stvk;
 
 pub use air_drag::AirDrag;
+pub use attachment::Attachment;
 pub use generalized::{AngularLaw, GeneralizedParams, GeneralizedSprings};
 pub use gravity::Gravity;
 pub use pointer::{DragSpring, DragSpringParams};
