@@ -336,3 +336,29 @@ fn generalized_spring_experiments_pass() {
         assert!(data.starts_with(header), "{name}: {csv} starts {:?}", &data[..data.len().min(80)]);
     }
 }
+
+#[test]
+fn cubic_force_curves_write_the_figure_columns() {
+    // 000 Fig. 1–2 as the issue specifies them: force.csv for r in [0, 2] step 0.01
+    // (201 rows), stiffness.csv for r in [0.8, 1.2] step 0.005 (81 rows), the same
+    // columns; the constraints hold (--strict: PASS).
+    let out = tmp("cubic");
+    let o = wobble(&["experiment", "cubic-force-curves", "--out", out.to_str().unwrap(), "--strict"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let dir = out.join("cubic-force-curves");
+    for (file, rows, first, last) in [("force.csv", 201, 0.0, 2.0), ("stiffness.csv", 81, 0.8, 1.2)] {
+        let csv = std::fs::read_to_string(dir.join(file)).unwrap();
+        let mut lines = csv.lines();
+        assert_eq!(lines.next(), Some("r,spring,stvk,cubic_k1_2k,cubic_k1_4k,cubic_k1_6k"), "{file}");
+        let r: Vec<f64> = lines.map(|l| l.split(',').next().unwrap().parse().unwrap()).collect();
+        assert_eq!(r.len(), rows, "{file}");
+        assert!(
+            (r[0] - first).abs() < 1e-12 && (r[rows - 1] - last).abs() < 1e-12,
+            "{file}: r from {} to {}",
+            r[0],
+            r[rows - 1]
+        );
+    }
+    let md = std::fs::read_to_string(dir.join("summary.md")).unwrap();
+    assert!(md.contains("**Result: PASS**"), "{md}");
+}

@@ -101,7 +101,8 @@ impl Scene {
             b.drive(&d.name, particles, d.motion).map_err(|e| self.err(d.span.clone(), &e))?;
         }
         b.constraints.extend(body_constraints);
-        // Colliders act on every particle but inner layers (004 §4.6).
+        // Colliders act on every particle but inner layers (004 §4.6); rigid bodies
+        // meet them through their own contact (below).
         let outer_only = bodies.iter().any(|x| !x.inner.is_empty()).then(|| {
             let mut mask = vec![true; b.particle_count()];
             for x in &bodies {
@@ -109,6 +110,14 @@ impl Scene {
             }
             mask
         });
+        let collider_mask = (!b.topology.rigids.is_empty()).then(|| {
+            let mut mask = outer_only.clone().unwrap_or_else(|| vec![true; b.particle_count()]);
+            for r in &b.topology.rigids {
+                mask[r.particle] = false;
+            }
+            mask
+        });
+        let mut all_colliders = Vec::new();
         for c in &self.colliders {
             let list = match c.shape {
                 ColliderShape::Single(shape) => vec![Collider::new(&c.name, shape, c.surface)],
@@ -122,10 +131,13 @@ impl Scene {
             };
             for mut collider in list {
                 collider.motion = c.motion;
-                collider.only.clone_from(&outer_only);
+                collider.only = collider_mask.clone().or_else(|| outer_only.clone());
+                all_colliders.push(collider.clone());
                 b.add_constraint(collider);
             }
         }
+        self.add_rigid_contacts(&mut b, &bodies, outer_only.as_ref(), &all_colliders);
+        self.add_attachments(&mut b, &bodies)?;
         if sim.gravity != glam::DVec3::ZERO {
             b.add_force(Gravity { g: sim.gravity });
         }
@@ -206,6 +218,10 @@ impl Scene {
             BodyShape::Oriented(o) => {
                 crate::oriented::build(self, b, spec, &at)?;
                 if matches!(o, crate::oriented::OrientedSpec::Rod(_)) { Grid::Chain } else { Grid::None }
+            }
+            BodyShape::Rigid(r) => {
+                r.body.build(b, &spec.name).map_err(at)?;
+                Grid::None
             }
             BodyShape::Ball(ball) => {
                 ball.build(b, &spec.name).map_err(at)?;

@@ -27,6 +27,7 @@ mod build;
 pub mod doc;
 pub mod error;
 pub mod oriented;
+pub mod rigid;
 mod scene;
 pub mod twolayer;
 

@@ -42,6 +42,8 @@ pub struct Scene {
     pub colliders: Vec<ColliderSpec>,
     /// Scripted drags.
     pub drags: Vec<DragSpec>,
+    /// Springs tying rigid bodies to particles (`[[attach]]`).
+    pub attachments: Vec<crate::rigid::AttachSpec>,
     /// Camera for renders (`[camera]`), if given.
     pub camera: Option<CameraSpec>,
 }
@@ -210,10 +212,12 @@ pub enum BodyShape {
     /// Oriented particles and generalized springs (001): `rod`, `mobile`,
     /// `jelly-cube`, `sheet`, `generalized-mesh`.
     Oriented(crate::oriented::OrientedSpec),
+    /// `type = "rigid"`: a sphere or box with 6 degrees of freedom (000).
+    Rigid(crate::rigid::RigidSpec),
 }
 
 /// Body type names, for messages.
-pub const BODY_TYPES: [&str; 15] = [
+pub const BODY_TYPES: [&str; 16] = [
     "chain",
     "cloth",
     "lattice",
@@ -229,6 +233,7 @@ pub const BODY_TYPES: [&str; 15] = [
     "jelly-cube",
     "sheet",
     "generalized-mesh",
+    "rigid",
 ];
 
 /// A set of particles of one body.
@@ -390,9 +395,13 @@ impl Scene {
         for t in root.tables("drag")? {
             drags.push(read_drag(&t, &names)?);
         }
+        let mut attachments = Vec::new();
+        for t in root.tables("attach")? {
+            attachments.push(crate::rigid::read_attach(&t, &bodies, attachments.len())?);
+        }
         let camera = root.table("camera")?.map(|t| read_camera(&t)).transpose()?;
         root.finish()?;
-        Ok(Scene { source, base_dir, simulation, output, bodies, drivers, colliders, drags, camera })
+        Ok(Scene { source, base_dir, simulation, output, bodies, drivers, colliders, drags, attachments, camera })
     }
 }
 
@@ -542,7 +551,7 @@ fn read_membrane(t: &Table<'_, '_>) -> Result<Option<Membrane>, SceneError> {
 }
 
 /// Reads `{ stiffness, damping, law, ... }` for one spring kind.
-fn read_spring(t: &Table<'_, '_>, default: SpringParams) -> Result<SpringParams, SceneError> {
+pub(crate) fn read_spring(t: &Table<'_, '_>, default: SpringParams) -> Result<SpringParams, SceneError> {
     let stiffness = t.non_negative("stiffness", default.stiffness, "N/m")?;
     let damping = t.non_negative("damping", default.damping, "N s/m")?;
     let law = read_law(t, stiffness, default.law)?;
@@ -717,6 +726,7 @@ fn read_body(t: &Table<'_, '_>) -> Result<BodySpec, SceneError> {
         "grid" => BodyShape::Grid(read_grid(t, origin, mass, radius)?),
         "pair" | "ring" | "pressure-sphere" | "pressure-mesh" => crate::twolayer::read(t, kind, origin, radius)?,
         k if crate::oriented::TYPES.contains(&k) => crate::oriented::read(t, kind, origin, mass, radius)?,
+        "rigid" => crate::rigid::read(t, origin, mass)?,
         other => {
             let err = t.error(t.span_of("type"), format!("unknown body type `{other}`"));
             return Err(match nearest(other, BODY_TYPES) {
@@ -879,7 +889,7 @@ fn read_points(t: &Table<'_, '_>, key: &str) -> Result<Vec<DVec3>, SceneError> {
         .collect()
 }
 
-fn read_selection(t: &Table<'_, '_>) -> Result<Selection, SceneError> {
+pub(crate) fn read_selection(t: &Table<'_, '_>) -> Result<Selection, SceneError> {
     let mut s = Selection { span: t.span(), ..Selection::default() };
     s.all = t.bool("all")?.unwrap_or(false);
     if let Some(items) = t.array("indices")? {
@@ -939,7 +949,7 @@ fn read_selection(t: &Table<'_, '_>) -> Result<Selection, SceneError> {
     Ok(s)
 }
 
-fn read_body_ref(t: &Table<'_, '_>, names: &[&str]) -> Result<String, SceneError> {
+pub(crate) fn read_body_ref(t: &Table<'_, '_>, names: &[&str]) -> Result<String, SceneError> {
     let body = t.str("body")?.ok_or_else(|| t.missing("body", "the name of a body"))?;
     if !names.contains(&body) {
         let err = t.error(t.span_of("body"), format!("no body is named `{body}`"));

@@ -376,6 +376,9 @@ impl World {
         let stable_dt = stability.dt_for(kind);
         let dt = self.params.dt;
         let advice = match stable_dt {
+            Some(_) if kind == IntegratorKind::ImplicitEuler => format!(
+                "{kind} is stable at any step for linear damped springs, so the cause is non-linear: a spring law that stiffens sharply, a force without a Jacobian (treated explicitly), a collision or driver injecting energy, or an inexact linear solve; reduce dt (now {dt:.3e} s) or tighten cg_tolerance."
+            ),
             Some(s) if dt > s => format!(
                 "The time step {dt:.3e} s is above the stable estimate {s:.3e} s for {kind} (the stiffest element is too stiff for its mass at this step): reduce dt below {s:.3e} s, soften the springs, or use a more stable integrator."
             ),

@@ -449,3 +449,123 @@ fn membrane_matches_lame_parameters_under_uniaxial_stretch() {
     let degenerate = TriangleStvk::new("t", vec![[0, 1, 1]], &x, m);
     assert!(degenerate.is_err(), "a degenerate triangle must be rejected");
 }
+
+#[test]
+fn stiffness_bound_follows_the_law_at_the_current_length() {
+    // For a non-linear law the stable-step bound uses max(k, |g'|, |g/r|) at the
+    // current length: a cubic spring stretched to a1 L has slope K1 = 6k there, so
+    // its bound must be 6 times the linear spring's (two equal masses: each row
+    // gets k (w + w)).
+    use wobble::force::{SpringKind, SpringSet};
+    let (k, rest, m) = (100.0, 1.0, 2.0);
+    let law = SpringLaw::Cubic(CubicLaw::new(k, 1.1, 6.0 * k, 0.9, 2.0 * k, 1.0).unwrap());
+    for (law, factor) in [(SpringLaw::Linear, 1.0), (law, 6.0)] {
+        let mut state = State::default();
+        let mut particles = Particles::default();
+        state.push(DVec3::ZERO, DVec3::ZERO);
+        state.push(DVec3::new(1.1 * rest, 0.0, 0.0), DVec3::ZERO);
+        particles.push(m, 0.0);
+        particles.push(m, 0.0);
+        let mut set = SpringSet::new();
+        let g = set.group("pair");
+        set.push(0, 1, rest, SpringParams::linear(k, 0.0).with_law(law), SpringKind::Structural, g);
+        let net = SpringNetwork::new(&set, 2).unwrap();
+        let (mut kr, mut cr) = (vec![0.0; 2], vec![0.0; 2]);
+        net.add_stiffness_bound(&ForceContext { particles: &particles, state: &state, t: 0.0 }, &mut kr, &mut cr);
+        assert_rel!(kr[0], factor * k * 2.0 / m, 1e-9, "{} bound", law.name());
+    }
+}
+
+/// Smallest eigenvalue bound of a symmetric 3×3 matrix via its quadratic form on
+/// many directions (enough to catch a clearly negative eigenvalue).
+fn min_quadratic_form(m: DMat3, rng: &mut Rng) -> f64 {
+    (0..200).map(|_| rng.vec3(1.0).normalize()).map(|d| d.dot(m * d)).fold(f64::INFINITY, f64::min)
+}
+
+#[test]
+fn definite_spring_blocks_are_semi_definite_and_exact_when_stretched() {
+    // −∂f_a/∂x_a from the definite variant must be positive semi-definite (its
+    // quadratic form ≥ −1e-12 of the scale) for compressed springs of every law,
+    // where the exact block is not; for stretched springs with g' > 0 both agree to
+    // the last bit of arithmetic (1e-14 of the scale).
+    use wobble::force::spring::spring_blocks_definite;
+    let mut rng = Rng::new(41);
+    for (name, law) in laws() {
+        for case in 0..20 {
+            let (k, rest) = (1000.0, 0.02);
+            let xa = rng.vec3(0.05);
+            let dir = rng.vec3(1.0).normalize();
+            let ratio = if case % 2 == 0 { rng.range(0.3, 0.95) } else { rng.range(1.01, 1.3) };
+            let xb = xa + dir * rest * ratio;
+            let (exact, _) = spring_blocks(law, xa, xb, rest, k, 0.0);
+            let (def, _) = spring_blocks_definite(law, xa, xb, rest, k, 0.0);
+            let scale = exact.to_cols_array().iter().fold(0.0f64, |m, v| m.max(v.abs()));
+            let q = min_quadratic_form(-def, &mut rng);
+            assert!(q >= -1e-12 * scale, "{name} case {case} (ratio {ratio:.3}): −block has quadratic form {q}");
+            if ratio > 1.0 {
+                for col in 0..3 {
+                    assert_vec_close!(def.col(col), exact.col(col), 1e-14 * scale, "{name} case {case}: column {col}");
+                }
+            } else {
+                let qe = min_quadratic_form(-exact, &mut rng);
+                assert!(qe < 0.0, "{name} case {case}: the exact block of a compressed spring should be indefinite");
+            }
+        }
+    }
+}
+
+#[test]
+fn definite_membrane_jacobian_is_semi_definite_and_exact_under_stretch() {
+    // A compressed membrane: −∂f/∂x (dense) from the definite variant has a
+    // non-negative quadratic form on random vectors (≥ −1e-12 of its scale), the
+    // exact one does not; stretched in both directions (S positive definite) the two
+    // are equal.
+    let material = Membrane::from_young(500.0, 0.3);
+    let mut b = WorldBuilder::new();
+    Cloth { nx: 4, ny: 4, spacing: 0.02, shear: None, bend: None, ..Cloth::default() }.build(&mut b, "c").unwrap();
+    let term = TriangleStvk::new("m", b.topology.triangles.clone(), &b.state.x, material).unwrap();
+    let n = b.particle_count();
+    let mut rng = Rng::new(5);
+    for (label, scale_xy, definite_should_differ) in [("compressed", 0.8, true), ("stretched", 1.2, false)] {
+        let mut x = b.state.x.clone();
+        for i in 0..n {
+            x.set(i, x.get(i) * scale_xy + rng.vec3(1e-4));
+        }
+        let dense = |definite: bool| {
+            let mut m = vec![0.0; 9 * n * n];
+            for t in 0..term.len() {
+                let j = term.triangle_jacobian(t, &x, definite);
+                let p = b.topology.triangles[t];
+                for k in 0..3 {
+                    for l in 0..3 {
+                        for r in 0..3 {
+                            for c in 0..3 {
+                                m[(3 * p[k] as usize + r) * 3 * n + 3 * p[l] as usize + c] -= j[k][l].col(c)[r];
+                            }
+                        }
+                    }
+                }
+            }
+            m
+        };
+        let (def, exact) = (dense(true), dense(false));
+        let scale = exact.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        let form = |m: &[f64], v: &[f64]| -> f64 {
+            (0..3 * n).map(|r| v[r] * (0..3 * n).map(|c| m[r * 3 * n + c] * v[c]).sum::<f64>()).sum()
+        };
+        let mut worst_def = f64::INFINITY;
+        let mut worst_exact = f64::INFINITY;
+        for _ in 0..300 {
+            let v: Vec<f64> = (0..3 * n).map(|_| rng.range(-1.0, 1.0)).collect();
+            let norm2: f64 = v.iter().map(|a| a * a).sum();
+            worst_def = worst_def.min(form(&def, &v) / norm2);
+            worst_exact = worst_exact.min(form(&exact, &v) / norm2);
+        }
+        assert!(worst_def >= -1e-12 * scale, "{label}: definite form {worst_def:e}");
+        let differs = def.iter().zip(&exact).any(|(a, b)| (a - b).abs() > 1e-12 * scale);
+        assert_eq!(differs, definite_should_differ, "{label}: definite variant differs from exact: {differs}");
+        if definite_should_differ {
+            assert!(worst_exact < 0.0, "{label}: the exact Hessian should be indefinite (min form {worst_exact:e})");
+        }
+    }
+}

@@ -25,6 +25,7 @@ use wobble::world::{SimParams, World};
 
 use super::{Experiment, Outcome, write_csv};
 use crate::plot::{Chart, Legend, Series, Style};
+use crate::render::{self, View, camera::Camera};
 
 /// Registry entry.
 pub const EXPERIMENT: Experiment = Experiment {
@@ -129,7 +130,12 @@ fn height(w: &World, h: &LatticeHandle) -> f64 {
 }
 
 /// (time, twist rad, height m) every 10 ms.
-fn trace(springs: GeneralizedParams, twist_deg: f64, jitter: f64) -> Result<Vec<(f64, f64, f64)>, String> {
+fn trace(
+    springs: GeneralizedParams,
+    twist_deg: f64,
+    jitter: f64,
+    picture: Option<&Path>,
+) -> Result<Vec<(f64, f64, f64)>, String> {
     let (mut w, h) = cube(springs, twist_deg, jitter)?;
     let mut out = vec![(0.0, face_twist(&w, &h), height(&w, &h))];
     for k in 1..=(DURATION / DT).round() as u64 {
@@ -137,6 +143,19 @@ fn trace(springs: GeneralizedParams, twist_deg: f64, jitter: f64) -> Result<Vec<
         if k % 200 == 0 {
             out.push((w.time(), face_twist(&w, &h), height(&w, &h)));
         }
+    }
+    if let Some(path) = picture {
+        let camera = Camera {
+            position: DVec3::new(0.75, 0.55, 0.95),
+            target: DVec3::new(0.15, 0.12, 0.15),
+            up: DVec3::Y,
+            fov_deg: 40.0,
+        };
+        render::snapshot(
+            &w,
+            &View { camera: Some(camera), width: 480, height: 360, springs: true, ..View::default() },
+            path,
+        )?;
     }
     Ok(out)
 }
@@ -152,10 +171,10 @@ fn run(dir: &Path) -> Result<Outcome, String> {
     let general = params(0.5, 0.5);
     let spring_3d = params(0.5, 0.0);
     let plain = params(0.0, 0.0);
-    let g = trace(general, TWIST_DEG, 0.0)?;
-    let d = trace(spring_3d, TWIST_DEG, 0.0)?;
-    let stand_g = trace(general, 0.0, 1e-3)?;
-    let stand_p = trace(plain, 0.0, 1e-3)?;
+    let g = trace(general, TWIST_DEG, 0.0, None)?;
+    let d = trace(spring_3d, TWIST_DEG, 0.0, None)?;
+    let stand_g = trace(general, 0.0, 1e-3, Some(&dir.join("standing_generalized.png")))?;
+    let stand_p = trace(plain, 0.0, 1e-3, Some(&dir.join("standing_plain.png")))?;
     let rows: Vec<Vec<f64>> = (0..g.len())
         .map(|k| vec![g[k].0, g[k].1.to_degrees(), d[k].1.to_degrees(), stand_g[k].2, stand_p[k].2])
         .collect();
@@ -196,7 +215,7 @@ fn run(dir: &Path) -> Result<Outcome, String> {
         "Cube of 4 × 4 × 4 oriented particles, spacing 0.1 m, 1 kg, particle radius 0.02 m, springs along the edges only: stretch 2000 N/m, damping 1 N s/m; generalized: bend = twist = 0.5 N m/rad; 3D: bend 0.5, no twist; plain: neither; angular damping 2·10⁻³ N m s/rad where there is a law. Floor (restitution 0.2, friction 0.5), gravity; symplectic Euler, h = {DT} s, {DURATION} s.\n\n\
          **Twist** ({TWIST_DEG}° top against bottom at t = 0):\n\n| springs | twist at {DURATION} s | recovered (< {:.0} % for good) |\n|---|---|---|\n| generalized | {:.2}° | {} |\n| 3D | {:.2}° | {} |\n\n\
          **Standing** (particles displaced ≤ 1 mm, seeded):\n\n| springs | height at {DURATION} s / initial | least |\n|---|---|---|\n| generalized | {hg:.3} | {:.3} |\n| plain, no diagonals | {hp:.3} | {hp_min:.3} |\n\n\
-         - generalized recovers from the twist sooner than 3D springs: {}\n- plain springs without diagonals collapse (< {COLLAPSED}): {}\n- generalized springs stand (> {STANDS} throughout): {}\n",
+         - generalized recovers from the twist sooner than 3D springs: {}\n- plain springs without diagonals collapse (< {COLLAPSED}): {}\n- generalized springs stand (> {STANDS} throughout): {}\n\nLast frames of the standing runs, springs drawn: `standing_generalized.png`, `standing_plain.png`.\n",
         100.0 * RECOVERED,
         last(&g).1.to_degrees(),
         fmt_t(rg),
@@ -210,6 +229,8 @@ fn run(dir: &Path) -> Result<Outcome, String> {
     Ok(Outcome {
         passed: faster && collapses && stands,
         body,
-        files: vec!["jelly.csv".into(), "twist.png".into(), "height.png".into()],
+        files: ["jelly.csv", "twist.png", "height.png", "standing_generalized.png", "standing_plain.png"]
+            .map(String::from)
+            .to_vec(),
     })
 }

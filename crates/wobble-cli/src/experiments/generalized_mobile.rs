@@ -21,6 +21,7 @@ use wobble::world::{SimParams, World};
 
 use super::{Experiment, Outcome, write_csv};
 use crate::plot::{Chart, Legend, Series, Style};
+use crate::render::{self, View};
 
 /// Registry entry.
 pub const EXPERIMENT: Experiment = Experiment {
@@ -91,6 +92,8 @@ fn run(dir: &Path) -> Result<Outcome, String> {
             sample(&w, &mut rows);
         }
     }
+    let picture = View { width: 480, height: 480, ..View::default() };
+    render::snapshot(&w, &picture, &dir.join("at_rest.png"))?;
     let rest_x: Vec<DVec3> = h.weights.iter().map(|&p| w.state.x.get(p)).collect();
     let rest_heading: Vec<f64> = h.bars.iter().map(|bar| heading(&w, bar)).collect();
     let pushed = h.weights[h.weights.len() - 1];
@@ -114,6 +117,7 @@ fn run(dir: &Path) -> Result<Outcome, String> {
             sample(&w, &mut rows);
         }
     }
+    render::snapshot(&w, &picture, &dir.join("after_push.png"))?;
     let mut header: Vec<String> = vec!["time".into()];
     header.extend((0..h.bars.len()).map(|i| format!("bar{i}_tilt_rad")));
     header.extend((0..h.bars.len()).map(|i| format!("bar{i}_heading_deg")));
@@ -171,6 +175,8 @@ fn run(dir: &Path) -> Result<Outcome, String> {
     Ok(Outcome {
         passed: level && swings && keeps,
         body,
-        files: vec!["mobile.csv".into(), "headings.png".into(), "weights.png".into()],
+        files: ["mobile.csv", "headings.png", "weights.png", "at_rest.png", "after_push.png"]
+            .map(String::from)
+            .to_vec(),
     })
 }

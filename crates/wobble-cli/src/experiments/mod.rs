@@ -10,8 +10,10 @@ use std::path::{Path, PathBuf};
 pub mod bounce;
 pub mod cloth_constraints;
 pub mod cubic_force_curves;
+pub mod cubic_heavy;
 pub mod cubic_jacobian_damping;
 pub mod cubic_stretch_sweep;
+pub mod cubic_timing;
 pub mod generalized_asymmetric;
 pub mod generalized_jelly_cube;
 pub mod generalized_mobile;
@@ -78,6 +80,10 @@ pub fn registry() -> Vec<Experiment> {
         generalized_jelly_cube::EXPERIMENT,
         generalized_mobile::EXPERIMENT,
         generalized_asymmetric::EXPERIMENT,
+        cubic_timing::EXPERIMENT,
+        cubic_heavy::HEAVY_BALL,
+        cubic_heavy::HANGING_CUBE,
+        cubic_heavy::SOLID_CUBE,
     ]
 }
 

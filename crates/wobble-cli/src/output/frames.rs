@@ -1,8 +1,10 @@
 //! Frame files: the positions and surfaces of every body at one instant, in formats
 //! other tools read — PLY (binary, MeshLab/Blender), OBJ (anything), legacy VTK
 //! polydata (ParaView, with velocity and pin flags as point data). Offset surfaces
-//! of oriented particles (001 §4.3; [`super::offsets`]) follow the particles as extra
-//! vertices and triangles.
+//! of oriented particles (001 §4.3) and the drawn surfaces of rigid bodies (a box's
+//! 12 triangles, a ball's latitude–longitude mesh, posed at the body's position and
+//! orientation) follow the particles as extra vertices and triangles
+//! ([`super::offsets`]).
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -70,7 +72,9 @@ pub fn write_obj(world: &World, w: &mut impl Write) -> std::io::Result<()> {
             writeln!(w, "f {} {} {}", t[0] + 1, t[1] + 1, t[2] + 1)?;
         }
     }
-    for body in &world.topology.bodies {
+    // Bodies with neither triangles nor lines (point clouds; rigid bodies, drawn
+    // above) get no empty group.
+    for body in world.topology.bodies.iter().filter(|b| !b.triangles.is_empty() || !b.lines.is_empty()) {
         writeln!(w, "o {}", body.name)?;
         for t in &world.topology.triangles[body.triangles.clone()] {
             writeln!(w, "f {} {} {}", t[0] + 1, t[1] + 1, t[2] + 1)?;

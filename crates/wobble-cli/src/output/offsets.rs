@@ -1,11 +1,13 @@
-//! Offset surfaces in frame files (001 §4.3): the vertices x + R(q) o that builders
-//! attached to oriented particles (a rod's tube, a sheet's thickness), appended after
-//! the particles with their triangles, so a frame shows the drawn shape.
+//! Extra surfaces in frame files: the offset vertices x + R(q) o that builders
+//! attached to oriented particles (001 §4.3: a rod's tube, a sheet's thickness) and
+//! the posed surfaces of rigid bodies, appended after the particles with their
+//! triangles, so a frame shows the drawn shape.
 
 use std::ops::Range;
 
 use glam::DVec3;
 use wobble::World;
+use wobble::model::rigid::rigid_surfaces;
 
 /// The offset surfaces of a world at its current state, ready to append to a frame.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -40,6 +42,22 @@ impl OffsetGeometry {
             }
             out.triangles.extend(s.triangles.iter().map(|t| t.map(|i| i + base)));
             out.groups.push((format!("{}-offset", s.body), first_tri..out.triangles.len()));
+        }
+        // Rigid bodies: one particle each, drawn as their shape's surface; a surface
+        // point moves with v + ω × (p − x).
+        for r in &world.topology.rigids {
+            let base = n + out.x.len() as u32;
+            let first_tri = out.triangles.len();
+            let (verts, tris) = rigid_surfaces(std::slice::from_ref(r), &world.state, base);
+            let p = r.particle;
+            for x in verts {
+                out.v.push(world.state.v.get(p) + world.state.w.get(p).cross(x - world.state.x.get(p)));
+                out.x.push(x);
+                out.particle.push(p);
+            }
+            out.triangles.extend(tris);
+            let name = world.topology.body_of(p).map_or_else(|| format!("rigid-{p}"), |b| b.name.clone());
+            out.groups.push((name, first_tri..out.triangles.len()));
         }
         out
     }

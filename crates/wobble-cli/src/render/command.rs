@@ -159,14 +159,21 @@ pub fn render_run_dir(dir: &Path, opts: &RenderOptions) -> Result<usize, String>
     let mut geometries = Vec::new();
     for path in files.iter().step_by(every) {
         let frame = ply::read(path)?;
-        let g = match world.as_mut() {
-            Some(w) if w.state.len() == frame.vertices.len() => {
-                for (i, p) in frame.vertices.iter().enumerate() {
-                    w.state.x.set(i, *p);
-                }
-                Geometry::from_world(w, &view)
+        // Frames hold the particles, then the rigid bodies' posed surfaces in the
+        // order `Geometry::from_world` appends them: take every vertex from the file.
+        let from_world = world.as_mut().filter(|w| w.state.len() <= frame.vertices.len()).and_then(|w| {
+            for (i, p) in frame.vertices.iter().take(w.state.len()).enumerate() {
+                w.state.x.set(i, *p);
             }
-            _ => Geometry {
+            let mut g = Geometry::from_world(w, &view);
+            (g.positions.len() == frame.vertices.len()).then(|| {
+                g.positions.clone_from(&frame.vertices);
+                g
+            })
+        });
+        let g = match from_world {
+            Some(g) => g,
+            None => Geometry {
                 colors: vec![super::PALETTE[0]; frame.vertices.len()],
                 dots: if frame.faces.is_empty() && frame.edges.is_empty() {
                     (0..frame.vertices.len() as u32).collect()

@@ -21,6 +21,7 @@ use wobble::World;
 use wobble::build::sphere::SphereMesh;
 use wobble::constraint::{Collider, Shape};
 use wobble::force::SpringNetwork;
+use wobble::model::rigid::rigid_surfaces;
 
 use camera::{Camera, Projector};
 use raster::{Canvas, Rgb};
@@ -142,11 +143,19 @@ impl Geometry {
                     None => PALETTE[k % PALETTE.len()],
                 };
             }
-            if body.triangles.is_empty() && body.lines.is_empty() {
+            if body.triangles.is_empty() && body.lines.is_empty() && body.kind != "rigid" {
                 g.dots.extend(body.particles.clone().map(|i| i as u32));
             }
         }
         g.triangles = world.topology.triangles.clone();
+        // Rigid bodies: their shapes posed at the body's position and orientation.
+        for r in &world.topology.rigids {
+            let (v, t) = rigid_surfaces(std::slice::from_ref(r), &world.state, g.positions.len() as u32);
+            let colour = g.colors[r.particle];
+            g.colors.extend(std::iter::repeat_n(colour, v.len()));
+            g.positions.extend(v);
+            g.triangles.extend(t);
+        }
         g.lines = world.topology.lines.clone();
         // Offset surfaces of oriented particles (001 §4.3), in their particle's colour.
         let extra = crate::output::offsets::OffsetGeometry::of(world);

@@ -40,6 +40,7 @@ pub mod mobile;
 pub mod obj;
 pub mod oriented;
 pub mod pair;
+pub mod rigid;
 pub mod ring;
 pub mod rod;
 pub mod sheet;

@@ -20,6 +20,7 @@ pub mod collider;
 pub mod containment;
 pub mod driver;
 pub mod motion;
+pub mod rigid_contact;
 pub mod stick;
 pub mod stretch_limit;
 
@@ -27,6 +28,7 @@ pub use collider::{Collider, Shape, Surface};
 pub use containment::Containment;
 pub use driver::Driver;
 pub use motion::Motion;
+pub use rigid_contact::RigidContact;
 pub use stick::Sticks;
 pub use stretch_limit::StretchLimit;
 

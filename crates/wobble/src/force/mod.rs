@@ -18,6 +18,7 @@ use glam::DMat3;
 use crate::model::{Particles, State, Vec3s};
 
 pub mod air_drag;
+pub mod attachment;
 pub mod generalized;
 pub mod gravity;
 pub mod grid;
@@ -27,6 +28,7 @@ pub mod spring;
 pub mod triangle_stvk;
 
 pub use air_drag::AirDrag;
+pub use attachment::Attachment;
 pub use generalized::{AngularLaw, GeneralizedParams, GeneralizedSprings};
 pub use gravity::Gravity;
 pub use pointer::{DragSpring, DragSpringParams};
@@ -84,6 +86,14 @@ pub trait JacobianSink {
     fn add_dfdx(&mut self, i: usize, j: usize, block: DMat3);
     /// Adds `block` to ∂f_i/∂v_j.
     fn add_dfdv(&mut self, i: usize, j: usize, block: DMat3);
+
+    /// True when the sink asks for a *definite* approximation: terms whose exact
+    /// ∂f/∂x can have positive eigenvalues (compressed springs, a compressed
+    /// membrane) leave out those parts, so that −∂f/∂x is positive semi-definite and
+    /// an implicit system matrix stays positive definite. Exact by default.
+    fn definite(&self) -> bool {
+        false
+    }
 }
 
 /// Receives the entries of a scalar stiffness matrix K for terms whose force is

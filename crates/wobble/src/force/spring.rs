@@ -1178,6 +1178,21 @@ pub fn spring_blocks(law: SpringLaw, xa: DVec3, xb: DVec3, rest: f64, k: f64, c:
     (kx, kv)
 }
 
+/// [`spring_blocks`] with the stiffness part made negative semi-definite: the
+/// transverse tension g/r and the slope g' are clamped at zero, which drops the
+/// terms a compressed spring (or a law with negative slope, StVK below L/√3)
+/// contributes with the wrong sign. For [`JacobianSink::definite`] sinks.
+#[must_use]
+pub fn spring_blocks_definite(law: SpringLaw, xa: DVec3, xb: DVec3, rest: f64, k: f64, c: f64) -> (DMat3, DMat3) {
+    let d = xb - xa;
+    let r = d.length();
+    let n = d / r;
+    let nn = DMat3::from_cols(n * n.x, n * n.y, n * n.z);
+    let (g, dg) = law.jacobian_magnitude(r, rest, k);
+    let kx = -((DMat3::IDENTITY - nn) * (g / r).max(0.0) + nn * dg.max(0.0));
+    (kx, nn * -c)
+}
+
 impl ForceTerm for SpringNetwork {
     fn name(&self) -> &str {
         "springs"
@@ -1200,9 +1215,10 @@ impl ForceTerm for SpringNetwork {
 
     fn add_jacobian(&self, ctx: &ForceContext<'_>, sink: &mut dyn JacobianSink) {
         let x = &ctx.state.x;
+        let blocks = if sink.definite() { spring_blocks_definite } else { spring_blocks };
         for s in 0..self.len() {
             let (a, b) = self.ends(s);
-            let (kx, kv) = spring_blocks(self.law(s), x.get(a), x.get(b), self.rest[s], self.k[s], self.c[s]);
+            let (kx, kv) = blocks(self.law(s), x.get(a), x.get(b), self.rest[s], self.k[s], self.c[s]);
             sink.add_dfdx(a, a, kx);
             sink.add_dfdx(b, b, kx);
             sink.add_dfdx(a, b, -kx);
@@ -1220,11 +1236,22 @@ impl ForceTerm for SpringNetwork {
 
     fn add_stiffness_bound(&self, ctx: &ForceContext<'_>, k_row: &mut [f64], c_row: &mut [f64]) {
         let w = &ctx.particles.inv_mass;
+        let x = &ctx.state.x;
         for s in 0..self.len() {
             let (a, b) = self.ends(s);
             let cross = (w[a] * w[b]).sqrt();
-            k_row[a] += self.k[s] * (w[a] + cross);
-            k_row[b] += self.k[s] * (w[b] + cross);
+            // Non-linear laws: the block's norm at the current length, max(|g'|, |g/r|)
+            // (at least k), since a stretched cubic is far stiffer than at rest.
+            let k = match self.law(s) {
+                SpringLaw::Linear => self.k[s],
+                law => {
+                    let r = x.get(a).distance(x.get(b));
+                    let (g, dg) = law.magnitude(r, self.rest[s], self.k[s]);
+                    self.k[s].max(dg.abs()).max(if r > 0.0 { (g / r).abs() } else { 0.0 })
+                }
+            };
+            k_row[a] += k * (w[a] + cross);
+            k_row[b] += k * (w[b] + cross);
             c_row[a] += self.c[s] * (w[a] + cross);
             c_row[b] += self.c[s] * (w[b] + cross);
         }

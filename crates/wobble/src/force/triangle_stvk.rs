@@ -180,11 +180,14 @@ impl TriangleStvk {
         })
     }
 
-    /// Jacobian blocks ∂f_k/∂x_l of triangle `t`, indexed `[k][l]`.
+    /// Jacobian blocks ∂f_k/∂x_l of triangle `t`, indexed `[k][l]`. With `definite`,
+    /// the stress S in the geometric term is replaced by its positive part (negative
+    /// eigenvalues set to zero), which makes −∂f/∂x positive semi-definite.
     #[must_use]
-    pub fn triangle_jacobian(&self, t: usize, x: &Vec3s) -> [[DMat3; 3]; 3] {
+    pub fn triangle_jacobian(&self, t: usize, x: &Vec3s, definite: bool) -> [[DMat3; 3]; 3] {
         let f = self.deformation(t, x);
         let (_, s) = self.strain_stress(f);
+        let s = if definite { positive_part(s) } else { s };
         let (mu, la, a0) = (self.material.mu, self.material.lambda, self.area[t]);
         let g = &self.g[t];
         let fg = g.map(|gk| f[0] * gk.x + f[1] * gk.y);
@@ -204,6 +207,30 @@ impl TriangleStvk {
         }
         out
     }
+}
+
+/// Positive part of a symmetric 2×2 matrix (s00, s01, s11): its eigen-decomposition
+/// with negative eigenvalues set to zero.
+fn positive_part(s: [f64; 3]) -> [f64; 3] {
+    let (a, b, c) = (s[0], s[1], s[2]);
+    let mean = 0.5 * (a + c);
+    let rad = (0.25 * (a - c) * (a - c) + b * b).sqrt();
+    let (l1, l2) = (mean + rad, mean - rad);
+    if l2 >= 0.0 {
+        return s;
+    }
+    if l1 <= 0.0 {
+        return [0.0; 3];
+    }
+    // Only l1 > 0 survives: l1 v vᵀ with v its unit eigenvector.
+    let v = if b.abs() > 1e-300 {
+        DVec2::new(b, l1 - a).normalize()
+    } else if a >= c {
+        DVec2::X
+    } else {
+        DVec2::Y
+    };
+    [l1 * v.x * v.x, l1 * v.x * v.y, l1 * v.y * v.y]
 }
 
 impl ForceTerm for TriangleStvk {
@@ -227,7 +254,7 @@ impl ForceTerm for TriangleStvk {
 
     fn add_jacobian(&self, ctx: &ForceContext<'_>, sink: &mut dyn JacobianSink) {
         for t in 0..self.tris.len() {
-            let j = self.triangle_jacobian(t, &ctx.state.x);
+            let j = self.triangle_jacobian(t, &ctx.state.x, sink.definite());
             let p = self.tris[t];
             for k in 0..3 {
                 for l in 0..3 {

@@ -12,6 +12,12 @@
 //! with infinite mass) are filtered out of the solve, so they keep their velocity
 //! exactly. Force terms without a Jacobian enter through f only (explicitly).
 //!
+//! Compressed springs contribute negative transverse stiffness, so at a large step
+//! the exact system matrix can be indefinite; CG detects it (pᵀAp ≤ 0). The step is
+//! then solved again with the *definite* Jacobian ([`crate::force::JacobianSink::definite`]:
+//! the terms of the wrong sign left out), and [`StepReport::definite_fallback`] says
+//! so. The first attempt always uses the exact Jacobian, as 000 does.
+//!
 //! For a linear damped system the method is stable at every step, and it damps
 //! high-frequency modes (numerical dissipation): first order, like the explicit
 //! Eulers. Rotational state, when some particle has inertia, is advanced by
@@ -22,7 +28,7 @@ use std::time::Instant;
 use super::{Integrator, IntegratorError, StepReport, System, advance_orientation, rotational_accelerations};
 use crate::force::Loads;
 use crate::model::{State, Vec3s};
-use crate::solve::{BlockMatrix, Cg, CgError, CgSettings, Jacobian, PatternSink};
+use crate::solve::{BlockMatrix, Cg, CgError, CgReport, CgSettings, Jacobian, PatternSink};
 
 /// Implicit Euler with a conjugate-gradient solve. See the module docs.
 #[derive(Debug, Default)]
@@ -51,6 +57,40 @@ impl ImplicitEuler {
         self.cg.settings
     }
 
+    /// Assembles A and b from the Jacobian (exact or `definite`) and solves for Δv
+    /// (into `self.dv`), adding the time spent to `assembly` and `solving`.
+    #[allow(clippy::too_many_arguments)]
+    fn solve(
+        &mut self,
+        sys: &mut dyn System,
+        state: &State,
+        t: f64,
+        h: f64,
+        definite: bool,
+        assembly: &mut std::time::Duration,
+        solving: &mut std::time::Duration,
+    ) -> Result<CgReport, CgError> {
+        let t1 = Instant::now();
+        self.jac.definite = definite;
+        self.assemble(sys, state, t);
+        // A = M − h ∂f/∂v − h² ∂f/∂x, on the Jacobian's pattern.
+        self.a.match_pattern(&self.jac.dfdx);
+        self.a.add_scaled_mass(1.0, &sys.particles().mass);
+        self.a.add_scaled(-h, &self.jac.dfdv);
+        self.a.add_scaled(-h * h, &self.jac.dfdx);
+        // b = h (f + h ∂f/∂x v)
+        self.jac.dfdx.mul(&state.v, &mut self.kv);
+        for i in 0..state.len() {
+            self.rhs.set(i, (self.loads.f.get(i) + self.kv.get(i) * h) * h);
+        }
+        let t2 = Instant::now();
+        self.dv.fill(glam::DVec3::ZERO);
+        let out = self.cg.solve(&self.a, &self.rhs, &mut self.dv, &self.fixed);
+        *assembly += t2 - t1;
+        *solving += t2.elapsed();
+        out
+    }
+
     /// Assembles ∂f/∂x and ∂f/∂v at `state`, building or widening the pattern
     /// when blocks fall outside it.
     fn assemble(&mut self, sys: &mut dyn System, state: &State, t: f64) {
@@ -58,7 +98,9 @@ impl ImplicitEuler {
         if !self.patterned || self.jac.dfdx.rows() != n {
             let mut pattern = PatternSink::default();
             sys.jacobian(state, t, &mut pattern);
+            let definite = self.jac.definite;
             self.jac = Jacobian::with_pattern(n, &pattern.pairs);
+            self.jac.definite = definite;
             self.patterned = true;
         }
         self.jac.clear();
@@ -80,36 +122,29 @@ impl Integrator for ImplicitEuler {
         let t0 = Instant::now();
         sys.loads(state, t, &mut self.loads);
         let t1 = Instant::now();
-        self.assemble(sys, state, t);
-
-        // A = M − h ∂f/∂v − h² ∂f/∂x, on the Jacobian's pattern.
-        self.a.match_pattern(&self.jac.dfdx);
-        self.a.add_scaled_mass(1.0, &sys.particles().mass);
-        self.a.add_scaled(-h, &self.jac.dfdv);
-        self.a.add_scaled(-h * h, &self.jac.dfdx);
-        let t2 = Instant::now();
-
-        // b = h (f + h ∂f/∂x v)
         for v in [&mut self.rhs, &mut self.kv, &mut self.dv] {
             if v.len() != n {
                 *v = Vec3s::zeros(n);
             }
         }
-        self.jac.dfdx.mul(&state.v, &mut self.kv);
-        for i in 0..n {
-            self.rhs.set(i, (self.loads.f.get(i) + self.kv.get(i) * h) * h);
-        }
         let particles = sys.particles();
         self.fixed.clear();
         self.fixed.extend((0..n).map(|i| particles.pinned[i] || particles.inv_mass[i] == 0.0));
-        self.dv.fill(glam::DVec3::ZERO);
-        let solved = self.cg.solve(&self.a, &self.rhs, &mut self.dv, &self.fixed).map_err(|e| match e {
+        let (mut assembly, mut solving) = (std::time::Duration::ZERO, std::time::Duration::ZERO);
+        let mut definite_fallback = false;
+        let mut outcome = self.solve(sys, state, t, h, false, &mut assembly, &mut solving);
+        if matches!(outcome, Err(CgError::NotPositiveDefinite { .. })) {
+            // The exact Jacobian made the system indefinite (compressed stiff springs
+            // at a large step): solve again with the definite approximation.
+            definite_fallback = true;
+            outcome = self.solve(sys, state, t, h, true, &mut assembly, &mut solving);
+        }
+        let solved = outcome.map_err(|e| match e {
             CgError::NoConvergence { iterations, residual } => IntegratorError::NoConvergence { iterations, residual },
             CgError::NotPositiveDefinite { iteration, curvature } => {
                 IntegratorError::NotPositiveDefinite { iteration, curvature }
             }
         })?;
-        let t3 = Instant::now();
 
         for i in 0..n {
             let v = state.v.get(i) + self.dv.get(i);
@@ -128,8 +163,9 @@ impl Integrator for ImplicitEuler {
             iterations: solved.iterations,
             residual: solved.residual,
             seconds_forces: (t1 - t0).as_secs_f64(),
-            seconds_jacobian: (t2 - t1).as_secs_f64(),
-            seconds_solve: (t3 - t2).as_secs_f64(),
+            seconds_jacobian: assembly.as_secs_f64(),
+            seconds_solve: solving.as_secs_f64(),
+            definite_fallback,
         })
     }
 }

@@ -93,6 +93,9 @@ pub struct StepReport {
     pub seconds_jacobian: f64,
     /// Wall time spent in the linear solve, s (implicit only).
     pub seconds_solve: f64,
+    /// True when the exact Jacobian gave an indefinite implicit system and the step
+    /// was solved with the definite approximation instead (implicit Euler only).
+    pub definite_fallback: bool,
 }
 
 /// Why a step failed.

@@ -206,6 +206,7 @@ impl SemiImplicit {
                     seconds_forces: a.seconds_forces + b.seconds_forces,
                     seconds_jacobian: a.seconds_jacobian + b.seconds_jacobian,
                     seconds_solve: a.seconds_solve + b.seconds_solve,
+                    definite_fallback: a.definite_fallback || b.definite_fallback,
                 })
             }
             other => other,
@@ -273,6 +274,7 @@ impl SemiImplicit {
             seconds_forces: (t1 - t0).as_secs_f64(),
             seconds_jacobian: (t2 - t1).as_secs_f64(),
             seconds_solve: (t3 - t2).as_secs_f64(),
+            definite_fallback: false,
         })
     }
 }

@@ -3,11 +3,13 @@
 //! element data and parameters; see [`crate::force`].
 
 mod offsets;
+pub mod rigid;
 mod state;
 mod topology;
 mod vec3s;
 
 pub use offsets::OffsetSurface;
+pub use rigid::{Rigid, RigidShape};
 pub use state::{Particles, State};
 pub use topology::{Body, Topology, closed_surface_volume, loop_area_xy, triangle_normal};
 pub use vec3s::Vec3s;

@@ -41,6 +41,8 @@ pub struct Topology {
     /// Surfaces drawn at offsets from oriented particles (tubes, thick sheets;
     /// 001 §4.3), for outputs only.
     pub offsets: Vec<super::OffsetSurface>,
+    /// Rigid bodies: particles with a shape (see [`super::rigid`]).
+    pub rigids: Vec<super::Rigid>,
 }
 
 impl Topology {
@@ -48,6 +50,12 @@ impl Topology {
     #[must_use]
     pub fn body(&self, name: &str) -> Option<&Body> {
         self.bodies.iter().find(|b| b.name == name)
+    }
+
+    /// The rigid body carried by particle `i`, if any.
+    #[must_use]
+    pub fn rigid_of(&self, i: usize) -> Option<&super::Rigid> {
+        self.rigids.iter().find(|r| r.particle == i)
     }
 
     /// The body that owns particle `i`.

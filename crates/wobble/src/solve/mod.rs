@@ -231,6 +231,8 @@ pub struct Jacobian {
     pub dfdx: BlockMatrix,
     /// ∂f/∂v, N s/m.
     pub dfdv: BlockMatrix,
+    /// Ask the force terms for a definite approximation ([`JacobianSink::definite`]).
+    pub definite: bool,
 }
 
 impl Jacobian {
@@ -239,7 +241,7 @@ impl Jacobian {
     pub fn with_pattern(n: usize, pairs: &[(u32, u32)]) -> Self {
         let dfdx = BlockMatrix::with_pattern(n, pairs);
         let dfdv = dfdx.clone();
-        Self { dfdx, dfdv }
+        Self { dfdx, dfdv, definite: false }
     }
 
     /// Zeroes both.
@@ -271,5 +273,8 @@ impl JacobianSink for Jacobian {
     #[inline]
     fn add_dfdv(&mut self, i: usize, j: usize, block: DMat3) {
         self.dfdv.add(i, j, block);
+    }
+    fn definite(&self) -> bool {
+        self.definite
     }
 }

@@ -1,0 +1,199 @@
+//! Scene support for rigid bodies and `[[attach]]`: the example scenes build into
+//! what they say, keys reach the engine, and bad input gets located errors.
+
+use std::path::PathBuf;
+
+use glam::{DQuat, DVec3};
+use wobble::constraint::{Collider, RigidContact};
+use wobble::force::attachment::Attachment;
+use wobble::model::RigidShape;
+use wobble_scene::{Built, Scene, SceneError, Source};
+
+fn scenes() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scenes")
+}
+
+fn build(text: &str) -> Result<Built, SceneError> {
+    Scene::parse(Source::new("test.toml", text), scenes())?.build()
+}
+
+fn expect(text: &str, line: usize, column: usize, fragments: &[&str]) {
+    let e = match build(text) {
+        Ok(_) => panic!("expected an error for:\n{text}"),
+        Err(e) => e,
+    };
+    let shown = e.to_string();
+    assert_eq!((e.line(), e.column()), (line, column), "wrong position in: {shown}");
+    for f in fragments {
+        assert!(shown.contains(f), "`{f}` missing from: {shown}");
+    }
+}
+
+#[test]
+fn example_scenes_build_their_rigid_bodies() {
+    for (file, shape, mass) in [
+        ("heavy-ball.toml", RigidShape::Sphere { radius: 0.1 }, 10.0),
+        ("hanging-cube.toml", RigidShape::Box { half: DVec3::splat(0.15) }, 5.0),
+        ("solid-cube.toml", RigidShape::Box { half: DVec3::splat(0.08) }, 5.0),
+    ] {
+        let scene = Scene::load(&scenes().join(file)).unwrap_or_else(|e| panic!("{file}: {e}"));
+        let built = scene.build().unwrap_or_else(|e| panic!("{file}: {e}"));
+        let w = &built.world;
+        assert_eq!(w.topology.rigids.len(), 1, "{file}");
+        let r = w.topology.rigids[0];
+        assert_eq!(r.shape, shape, "{file}");
+        assert_eq!(w.particles.mass[r.particle], mass, "{file}");
+        assert_eq!(w.particles.inertia[r.particle], shape.inertia(mass), "{file}: default inertia is the solid's");
+        assert!(w.constraint_of::<RigidContact>().is_some(), "{file}: no rigid contact");
+        // Ordinary colliders leave the rigid body to its own contact.
+        for c in &w.constraints {
+            if let Some(c) = (c.as_ref() as &dyn std::any::Any).downcast_ref::<Collider>() {
+                assert!(
+                    c.only.as_ref().is_some_and(|o| !o[r.particle]),
+                    "{file}: collider {} acts on the body",
+                    c.name
+                );
+            }
+        }
+    }
+}
+
+/// The hanging cube's 16 links join the bottom edge's middle particles to points
+/// of the cube's top face straight below them, 2 cm away.
+#[test]
+fn hanging_cube_links_are_anchored_on_the_top_face() {
+    let built = Scene::load(&scenes().join("hanging-cube.toml")).and_then(|s| s.build()).expect("scene");
+    let w = &built.world;
+    let a = w.force_of::<Attachment>().expect("attachment");
+    assert_eq!(a.links.len(), 16);
+    for l in &a.links {
+        assert!((l.offset.y - 0.15).abs() < 1e-12, "anchor {} is not on the top face", l.offset);
+        assert!((l.rest - 0.02).abs() < 1e-12, "rest {}", l.rest);
+        let anchor = w.state.x.get(l.body) + w.state.q[l.body] * l.offset;
+        let d = w.state.x.get(l.particle) - anchor;
+        assert!((d - DVec3::new(0.0, 0.02, 0.0)).length() < 1e-12, "particle {} is not above its anchor", l.particle);
+    }
+}
+
+#[test]
+fn rigid_keys_reach_the_body() {
+    let text = r#"
+[[body]]
+name = "b"
+type = "rigid"
+shape = "box"
+size = [0.2, 0.4, 0.6]
+mass = 3
+inertia = [1, 2, 2.5]
+position = [1, 2, 3]
+velocity = [0, 1, 0]
+angular_velocity = [0, 0, 2]
+orientation = { axis = [0, 0, 1], angle = 0.5 }
+restitution = 0.2
+friction = 0.7
+"#;
+    let built = build(text).expect("scene");
+    let w = &built.world;
+    let i = w.topology.rigids[0].particle;
+    assert_eq!(w.topology.rigids[0].shape, RigidShape::Box { half: DVec3::new(0.1, 0.2, 0.3) });
+    assert_eq!(w.particles.inertia[i], DVec3::new(1.0, 2.0, 2.5));
+    assert_eq!(w.state.x.get(i), DVec3::new(1.0, 2.0, 3.0));
+    assert_eq!(w.state.v.get(i), DVec3::Y);
+    assert_eq!(w.state.w.get(i), DVec3::new(0.0, 0.0, 2.0));
+    assert!(w.state.q[i].angle_between(DQuat::from_rotation_z(0.5)) < 1e-12);
+    let c = w.constraint_of::<RigidContact>().expect("contact");
+    assert_eq!((c.surface.restitution, c.surface.friction), (0.2, 0.7));
+}
+
+const CLOTH: &str = "[[body]]\nname = \"cloth\"\ntype = \"cloth\"\nnx = 4\nny = 4\n";
+const BALL: &str = "[[body]]\nname = \"ball\"\ntype = \"rigid\"\nshape = \"sphere\"\nradius = 0.1\n";
+
+#[test]
+fn bad_rigid_keys_get_located_errors() {
+    expect(
+        "[[body]]\ntype = \"rigid\"\nshape = \"sphre\"\n",
+        3,
+        9,
+        &["unknown rigid shape `sphre`", "did you mean `sphere`?"],
+    );
+    expect("[[body]]\ntype = \"rigid\"\nradius = 1\n", 1, 1, &["needs `shape`"]);
+    expect("[[body]]\ntype = \"rigid\"\nshape = \"box\"\nradius = 1\n", 4, 10, &["a box has no `radius`", "size"]);
+    expect("[[body]]\ntype = \"rigid\"\nshape = \"sphere\"\nsize = 1\n", 4, 8, &["a sphere has no `size`"]);
+    expect("[[body]]\ntype = \"rigid\"\nshape = \"box\"\nsize = [1, 0, 1]\n", 4, 8, &["must be positive"]);
+    expect(
+        "[[body]]\ntype = \"rigid\"\nshape = \"sphere\"\nradius = -1\n",
+        4,
+        10,
+        &["`radius` = -1 must be positive (m)"],
+    );
+    expect(
+        "[[body]]\ntype = \"rigid\"\nshape = \"sphere\"\nradius = 1\ninertia = [1, 1, 3]\n",
+        5,
+        11,
+        &["inertia", "no principal moment may exceed"],
+    );
+    expect(
+        "[[body]]\ntype = \"rigid\"\nshape = \"sphere\"\nradius = 1\nparticle_radius = 0.1\n",
+        5,
+        19,
+        &["a rigid body has no `particle_radius`"],
+    );
+    expect(
+        "[[body]]\ntype = \"rigid\"\nshape = \"sphere\"\nradius = 1\norientation = { axis = [0, 0, 0], angle = 1 }\n",
+        5,
+        24,
+        &["`axis` must be a non-zero vector"],
+    );
+    expect(
+        "[[body]]\ntype = \"rigid\"\nshape = \"sphere\"\nradius = 1\nfriction = -1\n",
+        5,
+        12,
+        &["`friction` = -1 must be finite and ≥ 0"],
+    );
+}
+
+#[test]
+fn bad_attachments_get_located_errors() {
+    let base = format!("{CLOTH}{BALL}");
+    expect(
+        &format!("{base}[[attach]]\nrigid = \"cloth\"\nbody = \"cloth\"\nselect = {{ all = true }}\n"),
+        12,
+        9,
+        &["`cloth` is not a rigid body", "rigid bodies: ball"],
+    );
+    expect(
+        &format!("{base}[[attach]]\nrigid = \"bal\"\nbody = \"cloth\"\nselect = {{ all = true }}\n"),
+        12,
+        9,
+        &["`bal` is not a body"],
+    );
+    expect(
+        &format!("{base}[[attach]]\nrigid = \"ball\"\nbody = \"ball\"\nselect = {{ all = true }}\n"),
+        13,
+        8,
+        &["`ball` is a rigid body"],
+    );
+    expect(&format!("{base}[[attach]]\nrigid = \"ball\"\nbody = \"cloth\"\n"), 11, 1, &["needs `select`"]);
+    expect(
+        &format!(
+            "{base}[[attach]]\nrigid = \"ball\"\nbody = \"cloth\"\nselect = {{ edge = [\"top\"] }}\noffsets = [[0, 0, 0]]\n"
+        ),
+        11,
+        1,
+        &["`offsets` has 1 points but the selection picks 4 particles"],
+    );
+    expect(
+        &format!("{base}[[attach]]\nrigid = \"ball\"\nbody = \"cloth\"\nselect = {{ all = true }}\nrest = -1\n"),
+        15,
+        8,
+        &["`rest` = -1 must be finite and ≥ 0"],
+    );
+    expect(
+        &format!(
+            "{base}[[attach]]\nrigid = \"ball\"\nbody = \"cloth\"\nselect = {{ all = true }}\nspring = {{ stifness = 1 }}\n"
+        ),
+        15,
+        12,
+        &["unknown key `stifness`"],
+    );
+}

@@ -1,0 +1,291 @@
+//! Two-way contact between rigid bodies and particles, and between rigid bodies and
+//! the scene's colliders (000's heavy ball on cloth, heavy cube on a soft cube).
+//!
+//! # Particles against a body
+//! A particle of radius r whose centre lies at signed distance d < r from a body's
+//! surface (outward normal n, nearest surface point c, lever arm ρ = c − x_b from
+//! the body's centre) is in contact with penetration δ = r − d.
+//!
+//! *Position.* Both are moved apart along n in proportion to their inverse masses:
+//! with w = w_p + w_b, the particle moves by (w_p/w) δ n and the body by
+//! −(w_b/w) δ n. The correction is translational only (the body does not turn),
+//! so the mass-weighted centre of the pair stays put; velocities are not changed by it.
+//!
+//! *Velocity.* If the particle approaches the surface point, u_n = (v_p − v_c) · n < 0
+//! with v_c = v_b + ω × ρ, an impulse P = J n − J_t t is exchanged, J = −(1 + ε) u_n /
+//! k_n with the effective inverse mass k_n = w_p + w_b + n · ((I⁻¹ (ρ × n)) × ρ); the
+//! friction part J_t = min(|u_t| / k_t, μ J) along the sliding direction t opposes
+//! sliding (Coulomb). The particle gets v_p += w_p P, the body v_b −= w_b P and
+//! ω −= I⁻¹ (ρ × P): the linear impulses are equal and opposite, so the total linear
+//! momentum is unchanged by a projection to round-off.
+//!
+//! # Bodies against colliders
+//! A ball is tested by its centre with its radius as margin, a box by its eight
+//! corners. The body is moved out along the normal by the deepest penetration (a
+//! translation), then the contacts are resolved together by sequential impulses:
+//! [`COLLIDER_PASSES`] passes over the contact points, each accumulating a
+//! non-negative normal impulse towards the target normal velocity −ε u_n (u_n the
+//! approach speed at the start) and a friction impulse kept inside the Coulomb disc
+//! μ J. A box that lands flat so gets the same support at its four corners.
+//!
+//! Rigid bodies do not collide with each other (not needed by the paper's scenes).
+
+use glam::{DMat3, DVec3};
+
+use super::collider::{Collider, Surface};
+use super::{Constraint, ConstraintContext};
+use crate::force::{Parameter, ParameterError};
+use crate::model::{Particles, Rigid, State};
+
+/// Default restitution between particles and rigid bodies: none (a heavy body
+/// sinks into cloth without bouncing its particles off).
+pub const DEFAULT_RIGID_RESTITUTION: f64 = 0.0;
+/// Default Coulomb friction between particles and rigid bodies.
+pub const DEFAULT_RIGID_FRICTION: f64 = 0.3;
+
+/// Sequential-impulse passes over a body's contacts with one collider.
+pub const COLLIDER_PASSES: usize = 8;
+
+/// Contact between rigid bodies and particles, and between rigid bodies and
+/// colliders. See the module docs.
+#[derive(Clone, Debug)]
+pub struct RigidContact {
+    /// Name for reports and parameter keys.
+    pub name: String,
+    /// The rigid bodies.
+    pub bodies: Vec<Rigid>,
+    /// Particles that touch the bodies (`None`: every particle that is not a rigid
+    /// body).
+    pub only: Option<Vec<bool>>,
+    /// Restitution and friction between particles and bodies.
+    pub surface: Surface,
+    /// The scene's colliders, which the bodies bounce off (each with its own
+    /// surface and motion).
+    pub colliders: Vec<Collider>,
+    /// Contacts resolved in the last projection.
+    pub contacts: usize,
+    /// Impulse each body received from particles since the world began, N s.
+    pub particle_impulse: Vec<DVec3>,
+    /// Impulse each body received from colliders since the world began, N s.
+    pub collider_impulse: Vec<DVec3>,
+    is_body: Vec<bool>,
+}
+
+impl RigidContact {
+    /// Contact for `bodies` with particle–body surface `surface` and the colliders
+    /// `colliders` (for the bodies only).
+    #[must_use]
+    pub fn new(name: &str, bodies: Vec<Rigid>, surface: Surface, colliders: Vec<Collider>) -> Self {
+        let n = bodies.len();
+        Self {
+            name: name.to_owned(),
+            bodies,
+            only: None,
+            surface,
+            colliders,
+            contacts: 0,
+            particle_impulse: vec![DVec3::ZERO; n],
+            collider_impulse: vec![DVec3::ZERO; n],
+            is_body: Vec::new(),
+        }
+    }
+
+    /// Resolves every particle against body `k`.
+    fn particles_against(&mut self, k: usize, particles: &Particles, state: &mut State) -> usize {
+        let body = self.bodies[k];
+        let b = body.particle;
+        let wb = particles.inv_mass[b];
+        let bound = body.shape.bounding_radius();
+        let Surface { restitution, friction } = self.surface;
+        let mut contacts = 0;
+        for i in 0..state.len() {
+            if self.is_body[i] || self.only.as_ref().is_some_and(|o| !o[i]) {
+                continue;
+            }
+            let wp = particles.inv_mass[i];
+            if wp == 0.0 && wb == 0.0 {
+                continue;
+            }
+            let r_p = particles.radius[i];
+            let (xb, q) = (state.x.get(b), state.q[b]);
+            let x = state.x.get(i);
+            if (x - xb).length_squared() > (bound + r_p) * (bound + r_p) {
+                continue;
+            }
+            let (d, n_local) = body.shape.distance(q.inverse() * (x - xb));
+            let depth = r_p - d;
+            if depth <= 0.0 {
+                continue;
+            }
+            contacts += 1;
+            let n = q * n_local;
+            let rho = x - d * n - xb;
+            // Position: translational, split by inverse mass.
+            let w = wp + wb;
+            state.x.set(i, x + (wp / w * depth) * n);
+            state.x.set(b, xb - (wb / w * depth) * n);
+            // Velocity: impulse at the contact point.
+            let inv_i = particles.world_inv_inertia(b, q);
+            let (vp, vb, omega) = (state.v.get(i), state.v.get(b), state.w.get(b));
+            let rel = vp - (vb + omega.cross(rho));
+            let un = rel.dot(n);
+            if un >= 0.0 {
+                continue;
+            }
+            let kn = w + n.dot((inv_i * rho.cross(n)).cross(rho));
+            let jn = -(1.0 + restitution) * un / kn;
+            let mut impulse = jn * n;
+            let ut = rel - un * n;
+            let ut_len = ut.length();
+            if ut_len > 0.0 && friction > 0.0 {
+                let t = ut / ut_len;
+                let kt = w + t.dot((inv_i * rho.cross(t)).cross(rho));
+                impulse -= (ut_len / kt).min(friction * jn) * t;
+            }
+            apply(state, i, wp, impulse);
+            apply_body(state, b, wb, &inv_i, rho, -impulse);
+            self.particle_impulse[k] -= impulse;
+        }
+        contacts
+    }
+
+    /// Resolves body `k` against every collider.
+    fn colliders_against(&mut self, k: usize, particles: &Particles, state: &mut State, t: f64) -> usize {
+        let body = self.bodies[k];
+        let b = body.particle;
+        let wb = particles.inv_mass[b];
+        if wb == 0.0 {
+            return 0;
+        }
+        let mut local = [DVec3::ZERO; 8];
+        let (count, margin) = body.shape.support_points(&mut local);
+        let mut contacts = 0;
+        for c in &self.colliders {
+            let q = state.q[b];
+            let xb = state.x.get(b);
+            // Contact points (lever arms) and normals.
+            let mut found = [(DVec3::ZERO, DVec3::ZERO, 0.0); 8];
+            let mut m = 0;
+            let mut deepest = (0.0, DVec3::ZERO);
+            for p in &local[..count] {
+                let arm = q * *p;
+                let (dist, n) = c.distance(xb + arm, t);
+                let depth = margin - dist;
+                if depth > 0.0 {
+                    found[m] = (arm - margin * n, n, depth);
+                    m += 1;
+                    if depth > deepest.0 {
+                        deepest = (depth, n);
+                    }
+                }
+            }
+            if m == 0 {
+                continue;
+            }
+            contacts += m;
+            state.x.set(b, xb + deepest.0 * deepest.1);
+            let inv_i = particles.world_inv_inertia(b, q);
+            let u = c.motion.velocity(t);
+            let Surface { restitution, friction } = c.surface;
+            let velocity_at = |state: &State, arm: DVec3| state.v.get(b) + state.w.get(b).cross(arm) - u;
+            // Target normal speeds from the approach speeds before any impulse.
+            let mut target = [0.0; 8];
+            for (j, (arm, n, _)) in found[..m].iter().enumerate() {
+                let un = velocity_at(state, *arm).dot(*n);
+                target[j] = if un < 0.0 { -restitution * un } else { un };
+            }
+            let mut jn_acc = [0.0; 8];
+            let mut jt_acc = [DVec3::ZERO; 8];
+            let mut total = DVec3::ZERO;
+            for _ in 0..COLLIDER_PASSES {
+                for (j, (arm, n, _)) in found[..m].iter().enumerate() {
+                    let (arm, n) = (*arm, *n);
+                    let kn = wb + n.dot((inv_i * arm.cross(n)).cross(arm));
+                    let un = velocity_at(state, arm).dot(n);
+                    let new = (jn_acc[j] + (target[j] - un) / kn).max(0.0);
+                    let dj = (new - jn_acc[j]) * n;
+                    jn_acc[j] = new;
+                    apply_body(state, b, wb, &inv_i, arm, dj);
+                    total += dj;
+                    // Friction: cancel the sliding velocity within the Coulomb disc.
+                    let rel = velocity_at(state, arm);
+                    let ut = rel - rel.dot(n) * n;
+                    let ut_len = ut.length();
+                    if ut_len > 0.0 {
+                        let dir = ut / ut_len;
+                        let kt = wb + dir.dot((inv_i * arm.cross(dir)).cross(arm));
+                        let mut acc = jt_acc[j] - (ut_len / kt) * dir;
+                        let limit = friction * jn_acc[j];
+                        if acc.length() > limit {
+                            acc *= limit / acc.length();
+                        }
+                        let dt = acc - jt_acc[j];
+                        jt_acc[j] = acc;
+                        apply_body(state, b, wb, &inv_i, arm, dt);
+                        total += dt;
+                    }
+                }
+            }
+            self.collider_impulse[k] += total;
+        }
+        contacts
+    }
+}
+
+/// Adds impulse `p` (N s) to particle `i` of inverse mass `w`.
+#[inline]
+fn apply(state: &mut State, i: usize, w: f64, p: DVec3) {
+    state.v.set(i, state.v.get(i) + w * p);
+}
+
+/// Adds impulse `p` (N s) at lever arm `arm` to body particle `b`.
+#[inline]
+fn apply_body(state: &mut State, b: usize, w: f64, inv_i: &DMat3, arm: DVec3, p: DVec3) {
+    state.v.set(b, state.v.get(b) + w * p);
+    state.w.set(b, state.w.get(b) + *inv_i * arm.cross(p));
+}
+
+impl Constraint for RigidContact {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn project(&mut self, ctx: &ConstraintContext<'_>, state: &mut State) {
+        if self.is_body.len() != state.len() {
+            self.is_body = vec![false; state.len()];
+            for body in &self.bodies {
+                self.is_body[body.particle] = true;
+            }
+        }
+        let mut contacts = 0;
+        for k in 0..self.bodies.len() {
+            contacts += self.particles_against(k, ctx.particles, state);
+            contacts += self.colliders_against(k, ctx.particles, state, ctx.t);
+        }
+        self.contacts = contacts;
+    }
+
+    /// Contacts resolved in the last projection.
+    fn stats(&self) -> Vec<(&'static str, f64)> {
+        vec![("contacts", self.contacts as f64)]
+    }
+
+    fn parameters(&self) -> Vec<Parameter> {
+        vec![
+            Parameter { key: "restitution".into(), value: self.surface.restitution, unit: "", min: 0.0, max: 1.0 },
+            Parameter { key: "friction".into(), value: self.surface.friction, unit: "", min: 0.0, max: 2.0 },
+        ]
+    }
+
+    fn set_parameter(&mut self, key: &str, value: f64) -> Result<(), ParameterError> {
+        let bad = |why: &str| ParameterError::Invalid { key: key.into(), value, why: why.into() };
+        match key {
+            "restitution" if (0.0..=1.0).contains(&value) => self.surface.restitution = value,
+            "restitution" => return Err(bad("must lie in [0, 1]")),
+            "friction" if value.is_finite() && value >= 0.0 => self.surface.friction = value,
+            "friction" => return Err(bad("must be finite and ≥ 0")),
+            _ => return Err(ParameterError::Unknown { key: key.into(), known: "restitution, friction".into() }),
+        }
+        Ok(())
+    }
+}
