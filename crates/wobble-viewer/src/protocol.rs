@@ -190,7 +190,10 @@ pub struct Topology {
     pub scene: String,
     /// Number of particles.
     pub n: usize,
-    /// Surface triangles, flattened (3 indices each).
+    /// Number of vertices in a frame: the particles, then the vertices of surfaces
+    /// drawn around them (rods' tubes, thick sheets, rigid bodies' shapes).
+    pub vertices: usize,
+    /// Surface triangles over the vertices, flattened (3 indices each).
     pub triangles: Vec<u32>,
     /// Polyline segments of chains and rings, flattened (2 indices each).
     pub lines: Vec<u32>,
@@ -367,7 +370,8 @@ impl Reply {
 pub struct FrameHeader {
     /// Topology generation the positions belong to.
     pub generation: u32,
-    /// Number of particles.
+    /// Number of vertices (particles, then drawn-surface vertices; see
+    /// [`Topology::vertices`]).
     pub n: u32,
     /// Bit 0: playing; bit 1: halted by a blow-up.
     pub flags: u32,

@@ -15,6 +15,7 @@ use wobble::World;
 use wobble::constraint::collider::{Collider, Shape};
 use wobble::force::DragSpringParams;
 use wobble::integrate::IntegratorKind;
+use wobble::model::rigid::rigid_surfaces;
 use wobble::world::StepError;
 use wobble_scene::{Scene, SceneError};
 
@@ -149,6 +150,23 @@ impl RateMeter {
             *self = Self { since: Instant::now(), steps: 0, sim_time: 0.0, frames: 0, ..*self };
         }
     }
+}
+
+/// The drawn surfaces that are not made of particles — offset surfaces of oriented
+/// particles (a rod's tube, a sheet's thickness) and rigid bodies' shapes — as
+/// vertices that follow the particles (numbered from n) and triangles over all.
+fn extra_surfaces(w: &World) -> (Vec<DVec3>, Vec<[u32; 3]>) {
+    let n = w.state.len() as u32;
+    let (mut verts, mut tris) = (Vec::new(), Vec::new());
+    for s in &w.topology.offsets {
+        let base = n + verts.len() as u32;
+        verts.extend(s.positions(&w.state));
+        tris.extend(s.triangles.iter().map(|t| t.map(|i| i + base)));
+    }
+    let (rigid_verts, rigid_tris) = rigid_surfaces(&w.topology.rigids, &w.state, n + verts.len() as u32);
+    verts.extend(rigid_verts);
+    tris.extend(rigid_tris);
+    (verts, tris)
 }
 
 /// The world's colliders, in order.
@@ -319,8 +337,10 @@ impl Simulator {
         };
         let t = w.time();
         let offsets: Vec<[f64; 3]> = colliders(w).map(|c| c.motion.offset(t).to_array()).collect();
-        let header = FrameHeader { colliders: offsets.len() as u32, ..header };
-        encode_frame(&header, w.state.x.iter().map(|p| p.to_array()), &offsets, &mut self.frame_buf);
+        let (extra, _) = extra_surfaces(w);
+        let header = FrameHeader { n: (w.state.len() + extra.len()) as u32, colliders: offsets.len() as u32, ..header };
+        let vertices = w.state.x.iter().chain(extra.iter().copied()).map(|p| p.to_array());
+        encode_frame(&header, vertices, &offsets, &mut self.frame_buf);
         let message = Message::binary(self.frame_buf.clone());
         self.rate.frames += 1;
         self.send_all(&message, true);
@@ -569,11 +589,13 @@ impl Simulator {
             }
         }
         let (center, size) = self.framing();
+        let (extra, extra_triangles) = extra_surfaces(w);
         Topology {
             generation: self.session.generation,
             scene: self.session.name.clone(),
             n: w.state.len(),
-            triangles: w.topology.triangles.iter().flatten().copied().collect(),
+            vertices: w.state.len() + extra.len(),
+            triangles: w.topology.triangles.iter().chain(&extra_triangles).flatten().copied().collect(),
             lines: w.topology.lines.iter().flatten().copied().collect(),
             segments: segments.iter().flatten().copied().collect(),
             rest,

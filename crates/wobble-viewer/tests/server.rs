@@ -421,3 +421,29 @@ fn every_integrator_steps_the_cloth() {
         assert!(s["halted"].is_null(), "{name}: {s}");
     }
 }
+
+#[test]
+fn tubes_and_rigid_shapes_are_drawn_after_the_particles() {
+    let addr = start(CLOTH);
+    let mut c = Client::connect(addr);
+    c.next("topology");
+    c.send(json!({"type": "pause"}));
+    for scene in ["heavy-ball.toml", "twisted-bar.toml"] {
+        c.send(json!({"type": "load", "scene": scene}));
+        let topo = c.next("topology");
+        let (n, vertices) = (topo["n"].as_u64().unwrap(), topo["vertices"].as_u64().unwrap());
+        assert!(vertices > n, "{scene}: {vertices} vertices for {n} particles");
+        let tris = topo["triangles"].as_array().unwrap();
+        assert!(tris.iter().any(|i| i.as_u64().unwrap() >= n), "{scene}: no triangle on the drawn surface");
+        assert!(tris.iter().all(|i| i.as_u64().unwrap() < vertices), "{scene}: a triangle index out of range");
+        c.send(json!({"type": "step", "n": 1}));
+        let frame = loop {
+            let (h, x) = c.frame();
+            if u64::from(h.generation) == topo["generation"].as_u64().unwrap() {
+                break (h, x);
+            }
+        };
+        assert_eq!(u64::from(frame.0.n), vertices);
+        assert!(frame.1.iter().flatten().all(|c| c.is_finite()));
+    }
+}

@@ -68,7 +68,7 @@ function disposeModel() {
 
 function buildModel(topo, keepCamera) {
   disposeModel();
-  const n = topo.n;
+  const n = topo.vertices; // particles, then vertices of drawn surfaces (tubes, rigid shapes)
   const positions = new THREE.BufferAttribute(new Float32Array(3 * n), 3);
   positions.setUsage(THREE.DynamicDrawUsage);
   const colors = new THREE.BufferAttribute(new Float32Array(3 * n).fill(0.8), 3);
