@@ -151,7 +151,17 @@ test('the canvas shows the bodies where they are and background elsewhere', asyn
   for (let k = 0; k < 3; k++) assert.ok(differs(result.at[k]), `body pixel ${k} at ${JSON.stringify(targets[k])} is background: ${result.at[k]}`);
   assert.ok(!differs(result.at[3]), `the corner is not background: ${result.at[3]}`);
   assert.ok(result.fraction > 0.02 && result.fraction < 0.8, `fraction of body pixels ${result.fraction}`);
-  // Running: the cloth drapes over the (undrawn) post; wait on simulated time.
+  // Springs coloured by stretch (000 Fig. 3): drawn where the cloth is.
+  await page.check('#show-springs');
+  await page.uncheck('#show-surface');
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+  const springPixels = await pixels(page, [targets[0]]);
+  await page.screenshot({ path: path.join(shots, 'springs.png') });
+  const [r, g] = springPixels.at[0];
+  assert.ok(g > r + 40, `the slack springs of the cloth at rest are green: ${springPixels.at[0]}`);
+  await page.uncheck('#show-springs');
+  await page.check('#show-surface');
+  // Running: the cloth drapes over the post; wait on simulated time.
   await page.click('#play');
   await page.waitForFunction(() => window.wobble.state.frameTime > 1.0, null, { timeout: 120000 });
   await page.click('#pause');

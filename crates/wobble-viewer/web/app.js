@@ -99,8 +99,14 @@ function buildModel(topo, keepCamera) {
   const lines = new THREE.LineSegments(geometry(topo.lines.length ? topo.lines : null),
     new THREE.LineBasicMaterial({ vertexColors: true }));
   lines.visible = topo.lines.length > 0;
-  const springs = new THREE.LineSegments(geometry(topo.segments.length ? topo.segments : null),
-    new THREE.LineBasicMaterial({ color: 0x9fb4d0, transparent: true, opacity: 0.45 }));
+  // Springs have a colour each (green slack, red stretched, as in 000 Fig. 3), so
+  // their geometry has two vertices of its own per segment, refreshed every frame.
+  const springGeometry = new THREE.BufferGeometry();
+  const S = topo.segments.length / 2;
+  springGeometry.setAttribute('position', new THREE.BufferAttribute(new Float32Array(6 * S), 3).setUsage(THREE.DynamicDrawUsage));
+  springGeometry.setAttribute('color', new THREE.BufferAttribute(new Float32Array(6 * S), 3).setUsage(THREE.DynamicDrawUsage));
+  geometries.push(springGeometry);
+  const springs = new THREE.LineSegments(springGeometry, new THREE.LineBasicMaterial({ vertexColors: true }));
   const pointSize = Math.max(topo.size * 0.012, 1e-4);
   const allPoints = new THREE.Points(geometry(null),
     new THREE.PointsMaterial({ vertexColors: true, size: pointSize }));
@@ -177,6 +183,7 @@ function applyVisibility() {
   if (!model) return;
   model.surface.visible = $('show-surface').checked && model.topo.triangles.length > 0;
   model.springs.visible = $('show-springs').checked && model.topo.segments.length > 0;
+  if (model.springs.visible && model.hasFrame) drawSprings();
   model.allPoints.visible = $('show-particles').checked;
 }
 for (const id of ['show-surface', 'show-springs', 'show-particles']) $(id).addEventListener('change', applyVisibility);
@@ -207,6 +214,7 @@ function onFrame(buffer) {
   });
   if (!model.restMeasured) measureRest();
   colourByStrain();
+  if (model.springs.visible) drawSprings();
   if (model.surface.visible) model.surface.geometry.computeVertexNormals();
   for (const g of model.geometries) { g.boundingSphere = null; g.boundingBox = null; }
   updateGrabLine();
@@ -250,6 +258,24 @@ function colourByStrain() {
     else { const u = -t; c[3 * i] = base * (1 - u) + 0.15 * u; c[3 * i + 1] = base * (1 - u) + 0.35 * u; c[3 * i + 2] = base + (1 - base) * u; }
   }
   model.colors.needsUpdate = true;
+}
+
+// Each spring at its ends' positions, green when slack or compressed through red at
+// a stretch of the strain scale.
+function drawSprings() {
+  const x = model.positions.array, seg = model.seg;
+  const p = model.springs.geometry.attributes.position, c = model.springs.geometry.attributes.color;
+  const scale = Number($('strain-scale').value);
+  for (let k = 0; k < model.rest.length; k++) {
+    const a = 3 * seg[2 * k], b = 3 * seg[2 * k + 1];
+    p.array.set([x[a], x[a + 1], x[a + 2], x[b], x[b + 1], x[b + 2]], 6 * k);
+    const L = model.rest[k];
+    const t = L > 0 ? Math.max(0, Math.min(1, (segLength(k) - L) / L / scale)) : 0;
+    const r = 0.2 + 0.75 * t, g = 0.8 - 0.65 * t, bl = 0.25 - 0.15 * t;
+    c.array.set([r, g, bl, r, g, bl], 6 * k);
+  }
+  p.needsUpdate = true;
+  c.needsUpdate = true;
 }
 
 function updateGrabLine() {
