@@ -28,6 +28,7 @@ use wobble::world::{SimParams, World};
 
 use super::{Experiment, Outcome, write_csv};
 use crate::plot::{Chart, Legend, Series, Style};
+use crate::render::camera::Camera;
 use crate::render::{self, View};
 
 /// `cubic-heavy-ball` (000 Fig. 4).
@@ -150,8 +151,14 @@ fn stretch(w: &World) -> (f64, f64) {
 
 /// The final frame, coloured by spring strain (white at rest, red at 10 % stretch,
 /// blue at 10 % compression); rigid bodies carry no springs and show white.
+/// Framed on the particles alone (not the floor far below).
 fn snapshot(w: &World, path: &Path) -> Result<(), String> {
-    let view = View { width: 480, height: 360, strain: true, strain_scale: 0.1, ..View::default() };
+    let (lo, hi) = wobble::metrics::bounding_box(&w.state.x);
+    let mut camera = Camera::fit(lo, hi, 480.0 / 360.0);
+    // The cloth is flat: its bounding sphere leaves room to come 40 % closer.
+    camera.position = camera.target + (camera.position - camera.target) * 0.6;
+    let view =
+        View { camera: Some(camera), width: 480, height: 360, strain: true, strain_scale: 0.1, ..View::default() };
     render::snapshot(w, &view, path)
 }
 
