@@ -222,9 +222,9 @@ fn converges_with_first_order_to_the_exact_trajectory() {
     assert!((0.85..=1.15).contains(&slope), "order {slope:.3}, errors {errs:?}");
 }
 
-/// A 4 × 4 × 4 grid solid stretched uniformly by `stretch` about its centre and
-/// released from rest, no gravity, light air drag.
-fn stretched_release(kind: IntegratorKind, dt: f64, stretch: f64) -> World {
+/// A stiff 4 × 4 × 4 improved grid solid (0.3 m, 1 kg, η = 400 N m on the grid
+/// lines, 200 N m on the other families) with light air drag, no gravity.
+fn stiff_grid() -> WorldBuilder {
     let mut b = WorldBuilder::new();
     let g = ElasticGrid {
         n: [4, 4, 4],
@@ -239,6 +239,13 @@ fn stretched_release(kind: IntegratorKind, dt: f64, stretch: f64) -> World {
     };
     g.build(&mut b, "g").unwrap();
     b.add_force(AirDrag { rate: 0.1 });
+    b
+}
+
+/// The stiff grid stretched uniformly by `stretch` about its centre and released
+/// from rest.
+fn stretched_release(kind: IntegratorKind, dt: f64, stretch: f64) -> World {
+    let mut b = stiff_grid();
     let centre: DVec3 = b.state.x.to_vecs().iter().sum::<DVec3>() / b.state.len() as f64;
     for i in 0..b.state.len() {
         let p = b.state.x.get(i);
@@ -281,23 +288,10 @@ fn indefinite_system_is_reported_not_solved() {
     assert!(w.state.x.to_vecs().iter().all(|p| p.is_finite()));
 }
 
-/// A 4 × 4 × 4 grid (η = 400 N m) held by its two end faces (x = 0 and x = max),
-/// pulled apart to `stretch` times its length, with a seeded random velocity.
+/// The stiff grid held by its two end faces (x = 0 and x = max), pulled apart to
+/// `stretch` times its length, with a seeded random velocity.
 fn held_stretched(kind: IntegratorKind, dt: f64, stretch: f64) -> World {
-    let mut b = WorldBuilder::new();
-    let g = ElasticGrid {
-        n: [4, 4, 4],
-        spacing: [0.1; 3],
-        model: GridModel::IMPROVED,
-        mass: 1.0,
-        eta_length: 400.0,
-        eta_angle: 200.0,
-        eta_sdm: 200.0,
-        eta_pillar: 200.0,
-        ..ElasticGrid::default()
-    };
-    g.build(&mut b, "g").unwrap();
-    b.add_force(AirDrag { rate: 0.1 });
+    let mut b = stiff_grid();
     let mut rng = Rng::new(5);
     for i in 0..b.state.len() {
         let p = b.state.x.get(i);

@@ -271,21 +271,10 @@ impl Constraint for RigidContact {
     }
 
     fn parameters(&self) -> Vec<Parameter> {
-        vec![
-            Parameter { key: "restitution".into(), value: self.surface.restitution, unit: "", min: 0.0, max: 1.0 },
-            Parameter { key: "friction".into(), value: self.surface.friction, unit: "", min: 0.0, max: 2.0 },
-        ]
+        self.surface.parameters()
     }
 
     fn set_parameter(&mut self, key: &str, value: f64) -> Result<(), ParameterError> {
-        let bad = |why: &str| ParameterError::Invalid { key: key.into(), value, why: why.into() };
-        match key {
-            "restitution" if (0.0..=1.0).contains(&value) => self.surface.restitution = value,
-            "restitution" => return Err(bad("must lie in [0, 1]")),
-            "friction" if value.is_finite() && value >= 0.0 => self.surface.friction = value,
-            "friction" => return Err(bad("must be finite and ≥ 0")),
-            _ => return Err(ParameterError::Unknown { key: key.into(), known: "restitution, friction".into() }),
-        }
-        Ok(())
+        self.surface.set_parameter(key, value)
     }
 }
