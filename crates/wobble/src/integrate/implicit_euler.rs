@@ -25,7 +25,7 @@
 
 use std::time::Instant;
 
-use super::{Integrator, IntegratorError, StepReport, System, advance_orientation, rotational_accelerations};
+use super::{Integrator, IntegratorError, StepReport, System, rotate_symplectic};
 use crate::force::Loads;
 use crate::model::{State, Vec3s};
 use crate::solve::{BlockMatrix, Cg, CgError, CgReport, CgSettings, Jacobian, PatternSink};
@@ -139,26 +139,14 @@ impl Integrator for ImplicitEuler {
             definite_fallback = true;
             outcome = self.solve(sys, state, t, h, true, &mut assembly, &mut solving);
         }
-        let solved = outcome.map_err(|e| match e {
-            CgError::NoConvergence { iterations, residual } => IntegratorError::NoConvergence { iterations, residual },
-            CgError::NotPositiveDefinite { iteration, curvature } => {
-                IntegratorError::NotPositiveDefinite { iteration, curvature }
-            }
-        })?;
+        let solved = outcome?;
 
         for i in 0..n {
             let v = state.v.get(i) + self.dv.get(i);
             state.v.set(i, v);
             state.x.set(i, state.x.get(i) + v * h);
         }
-        if sys.rotational() {
-            rotational_accelerations(sys.particles(), state, &mut self.loads, true);
-            for i in 0..n {
-                let w = state.w.get(i) + self.loads.tau.get(i) * h;
-                state.w.set(i, w);
-                state.q[i] = advance_orientation(state.q[i], w, h);
-            }
-        }
+        rotate_symplectic(sys, state, &mut self.loads, h);
         Ok(StepReport {
             iterations: solved.iterations,
             residual: solved.residual,

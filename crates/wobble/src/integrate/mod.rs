@@ -29,7 +29,7 @@ use glam::{DQuat, DVec3};
 use crate::force::{JacobianSink, Loads, ScalarStiffnessSink};
 use crate::model::{Particles, State, Vec3s};
 use crate::par;
-use crate::solve::CgSettings;
+use crate::solve::{CgError, CgSettings};
 
 pub mod euler;
 pub mod heun;
@@ -119,6 +119,32 @@ pub enum IntegratorError {
         /// pᵀ A p / |p|².
         curvature: f64,
     },
+}
+
+impl From<CgError> for IntegratorError {
+    fn from(e: CgError) -> Self {
+        match e {
+            CgError::NoConvergence { iterations, residual } => IntegratorError::NoConvergence { iterations, residual },
+            CgError::NotPositiveDefinite { iteration, curvature } => {
+                IntegratorError::NotPositiveDefinite { iteration, curvature }
+            }
+        }
+    }
+}
+
+/// Advances the rotational state (if any particle has inertia) by one symplectic
+/// Euler step from the torques in `loads`, evaluated at the start of the step:
+/// ω += h α, then q. The implicit schemes treat rotation this way.
+pub(crate) fn rotate_symplectic(sys: &dyn System, state: &mut State, loads: &mut Loads, h: f64) {
+    if !sys.rotational() {
+        return;
+    }
+    rotational_accelerations(sys.particles(), state, loads, true);
+    for i in 0..state.len() {
+        let w = state.w.get(i) + loads.tau.get(i) * h;
+        state.w.set(i, w);
+        state.q[i] = advance_orientation(state.q[i], w, h);
+    }
 }
 
 /// A time-stepping method. See the module docs for the list.

@@ -45,10 +45,10 @@ use std::time::Instant;
 
 use glam::{DMat3, DVec3};
 
-use super::{Integrator, IntegratorError, StepReport, System, advance_orientation, rotational_accelerations};
+use super::{Integrator, IntegratorError, StepReport, System, rotate_symplectic};
 use crate::force::{JacobianSink, Loads, ScalarStiffnessSink};
 use crate::model::{State, Vec3s};
-use crate::solve::{BlockMatrix, Cg, CgError, CgSettings};
+use crate::solve::{BlockMatrix, Cg, CgSettings};
 
 /// Most times a step is halved when its system is indefinite (16 sub-steps).
 pub const MAX_HALVINGS: u32 = 4;
@@ -247,12 +247,7 @@ impl SemiImplicit {
         }
         self.fixed.clear();
         self.fixed.extend((0..n).map(|i| particles.pinned[i] || particles.inv_mass[i] == 0.0));
-        let solved = self.cg.solve(&self.a, &self.rhs, &mut self.dx, &self.fixed).map_err(|e| match e {
-            CgError::NoConvergence { iterations, residual } => IntegratorError::NoConvergence { iterations, residual },
-            CgError::NotPositiveDefinite { iteration, curvature } => {
-                IntegratorError::NotPositiveDefinite { iteration, curvature }
-            }
-        })?;
+        let solved = self.cg.solve(&self.a, &self.rhs, &mut self.dx, &self.fixed)?;
         let t3 = Instant::now();
 
         for i in 0..n {
@@ -260,14 +255,7 @@ impl SemiImplicit {
             state.x.set(i, state.x.get(i) + dx);
             state.v.set(i, dx / h);
         }
-        if sys.rotational() {
-            rotational_accelerations(sys.particles(), state, &mut self.loads, true);
-            for i in 0..n {
-                let w = state.w.get(i) + self.loads.tau.get(i) * h;
-                state.w.set(i, w);
-                state.q[i] = advance_orientation(state.q[i], w, h);
-            }
-        }
+        rotate_symplectic(sys, state, &mut self.loads, h);
         Ok(StepReport {
             iterations: solved.iterations,
             residual: solved.residual,
