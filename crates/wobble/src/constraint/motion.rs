@@ -51,13 +51,26 @@ impl Motion {
     #[must_use]
     pub fn place(&self, x0: DVec3, t: f64) -> (DVec3, DVec3) {
         match *self {
-            Motion::Rotate { center, axis, rate, start, stop } => {
-                let angle = rate * (t.min(stop) - start).max(0.0);
-                let x = center + DQuat::from_axis_angle(axis, angle) * (x0 - center);
-                let omega = if t >= start && t < stop { axis * rate } else { DVec3::ZERO };
+            Motion::Rotate { center, .. } => {
+                let (r, omega) = self.rotation(t);
+                let x = center + r * (x0 - center);
                 (x, omega.cross(x - center))
             }
             _ => (x0 + self.offset(t), self.velocity(t)),
+        }
+    }
+
+    /// The rotation the motion has applied by time `t` (s) and its angular velocity
+    /// (rad/s, world frame): identity and zero for translations.
+    #[must_use]
+    pub fn rotation(&self, t: f64) -> (DQuat, DVec3) {
+        match *self {
+            Motion::Rotate { axis, rate, start, stop, .. } => {
+                let angle = rate * (t.min(stop) - start).max(0.0);
+                let omega = if t >= start && t < stop { axis * rate } else { DVec3::ZERO };
+                (DQuat::from_axis_angle(axis, angle), omega)
+            }
+            _ => (DQuat::IDENTITY, DVec3::ZERO),
         }
     }
 
