@@ -153,6 +153,15 @@ fn cg_reports_indefinite_matrices_and_non_convergence() {
     let report = Cg::new(CgSettings::default()).solve(&a, &Vec3s::zeros(100), &mut x, &[]).unwrap();
     assert_eq!(report.iterations, 0);
     assert!(norm(&x) == 0.0);
+    // A NaN force must not pass as a zero right-hand side: it is reported with the
+    // particle (a NaN norm would otherwise skip the loop and return "converged").
+    let mut b = random_vec(&mut rng, 100);
+    b.set(37, glam::DVec3::new(0.0, f64::NAN, 0.0));
+    let mut x = Vec3s::zeros(100);
+    match Cg::new(CgSettings::default()).solve(&a, &b, &mut x, &[]) {
+        Err(CgError::NonFinite { particle: 37 }) => {}
+        other => panic!("a NaN right-hand side must be reported, got {other:?}"),
+    }
 }
 
 #[test]

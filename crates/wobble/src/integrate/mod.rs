@@ -119,6 +119,14 @@ pub enum IntegratorError {
         /// pᵀ A p / |p|².
         curvature: f64,
     },
+    /// A force entering the linear solve was NaN or infinite.
+    #[error(
+        "a force on particle {particle} is not finite (NaN or infinite), so the implicit system cannot be solved: look for coincident particles (zero-length springs) or a blow-up"
+    )]
+    NonFinite {
+        /// The first particle with a non-finite right-hand side.
+        particle: usize,
+    },
 }
 
 impl From<CgError> for IntegratorError {
@@ -128,6 +136,7 @@ impl From<CgError> for IntegratorError {
             CgError::NotPositiveDefinite { iteration, curvature } => {
                 IntegratorError::NotPositiveDefinite { iteration, curvature }
             }
+            CgError::NonFinite { particle } => IntegratorError::NonFinite { particle },
         }
     }
 }

@@ -250,7 +250,9 @@ impl SemiImplicit {
         let solved = self.cg.solve(&self.a, &self.rhs, &mut self.dx, &self.fixed)?;
         let t3 = Instant::now();
 
-        for i in 0..n {
+        // Fixed (pinned, driven) particles keep their velocity, as under every other
+        // method; drivers place them afterwards.
+        for i in (0..n).filter(|&i| !self.fixed[i]) {
             let dx = self.dx.get(i);
             state.x.set(i, state.x.get(i) + dx);
             state.v.set(i, dx / h);

@@ -81,6 +81,12 @@ pub enum CgError {
         /// pᵀ A p relative to |p|² (negative or zero, or NaN).
         curvature: f64,
     },
+    /// The right-hand side holds a NaN or infinity (a force was not finite).
+    #[error("the right-hand side of the linear system is not finite at particle {particle} (a force is NaN or infinite)")]
+    NonFinite {
+        /// The first particle whose entry is not finite.
+        particle: usize,
+    },
 }
 
 /// The solver and its work vectors (kept between solves: no allocation per step
@@ -129,6 +135,9 @@ impl Cg {
                 self.r.set(i, DVec3::ZERO);
             } else {
                 let bi = b.get(i);
+                if !bi.is_finite() {
+                    return Err(CgError::NonFinite { particle: i });
+                }
                 b_norm2 += bi.length_squared();
                 self.r.set(i, bi - self.r.get(i));
             }
