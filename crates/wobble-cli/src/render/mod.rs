@@ -21,7 +21,6 @@ use wobble::World;
 use wobble::build::sphere::SphereMesh;
 use wobble::constraint::{Collider, Shape};
 use wobble::force::SpringNetwork;
-use wobble::model::rigid::rigid_surfaces;
 
 use camera::{Camera, Projector};
 use raster::{Canvas, Rgb};
@@ -148,16 +147,10 @@ impl Geometry {
             }
         }
         g.triangles = world.topology.triangles.clone();
-        // Rigid bodies: their shapes posed at the body's position and orientation.
-        for r in &world.topology.rigids {
-            let (v, t) = rigid_surfaces(std::slice::from_ref(r), &world.state, g.positions.len() as u32);
-            let colour = g.colors[r.particle];
-            g.colors.extend(std::iter::repeat_n(colour, v.len()));
-            g.positions.extend(v);
-            g.triangles.extend(t);
-        }
         g.lines = world.topology.lines.clone();
-        // Offset surfaces of oriented particles (001 §4.3), in their particle's colour.
+        // Offset surfaces of oriented particles (001 §4.3) and rigid bodies' posed
+        // shapes, in their particle's colour, appended after the particles as in the
+        // frame files (so a run directory's frames line up with these vertices).
         let extra = crate::output::offsets::OffsetGeometry::of(world);
         let colors: Vec<Rgb> = extra.particle.iter().map(|&p| g.colors[p]).collect();
         g.positions.extend(extra.x);

@@ -82,7 +82,9 @@ pub enum CgError {
         curvature: f64,
     },
     /// The right-hand side holds a NaN or infinity (a force was not finite).
-    #[error("the right-hand side of the linear system is not finite at particle {particle} (a force is NaN or infinite)")]
+    #[error(
+        "the right-hand side of the linear system is not finite at particle {particle} (a force is NaN or infinite)"
+    )]
     NonFinite {
         /// The first particle whose entry is not finite.
         particle: usize,
