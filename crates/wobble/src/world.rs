@@ -502,17 +502,32 @@ impl World {
             key: key.to_owned(),
             known: crate::force::known_keys(&world.parameters()),
         };
-        let Some((owner, rest)) = key.split_once('.') else {
-            return Err(unknown(self));
-        };
-        let result = if let Some(t) = self.forces.iter_mut().find(|t| t.name() == owner) {
-            t.set_parameter(rest, value)
-        } else if owner == self.drag.name() {
-            self.drag.set_parameter(rest, value)
-        } else if let Some(c) = self.constraints.iter_mut().find(|c| c.name() == owner) {
-            c.set_parameter(rest, value)
-        } else {
-            return Err(unknown(self));
+        // Owner names may hold dots themselves (`cloth.membrane`): the owner is the
+        // one whose name, followed by a dot, begins the key (the longest such name).
+        let rest_after = |name: &str| key.strip_prefix(name).and_then(|r| r.strip_prefix('.'));
+        let longest =
+            |names: &mut dyn Iterator<Item = &str>| names.filter(|n| rest_after(n).is_some()).map(str::len).max();
+        let best_force = longest(&mut self.forces.iter().map(|t| t.name()));
+        let best_constraint = longest(&mut self.constraints.iter().map(|c| c.name()));
+        let drag = rest_after(self.drag.name()).map(|_| self.drag.name().len());
+        let best = [best_force, drag, best_constraint].into_iter().flatten().max();
+        let result = match best {
+            None => return Err(unknown(self)),
+            Some(len) if best_force == Some(len) => {
+                let rest = &key[len + 1..];
+                match self.forces.iter().position(|t| t.name().len() == len && rest_after(t.name()).is_some()) {
+                    Some(i) => self.forces[i].set_parameter(rest, value),
+                    None => return Err(unknown(self)),
+                }
+            }
+            Some(len) if drag == Some(len) => self.drag.set_parameter(&key[len + 1..], value),
+            Some(len) => {
+                let rest = &key[len + 1..];
+                match self.constraints.iter().position(|c| c.name().len() == len && rest_after(c.name()).is_some()) {
+                    Some(i) => self.constraints[i].set_parameter(rest, value),
+                    None => return Err(unknown(self)),
+                }
+            }
         };
         // Owners name their keys without the owner prefix; report the full key.
         result.map_err(|e| match e {

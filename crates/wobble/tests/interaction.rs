@@ -324,3 +324,45 @@ fn unknown_or_invalid_parameters_are_rejected_with_full_keys() {
     }
     assert_eq!(w.parameters(), before, "rejected values must not change anything");
 }
+
+#[test]
+fn every_published_parameter_can_be_set_by_its_key() {
+    // What `World::parameters` publishes (the viewer's sliders) must be accepted by
+    // `World::set_parameter` under the same key, including owners whose names hold
+    // dots (a cloth's membrane term is `<cloth>.membrane`): setting each to 1.5 × its
+    // value (or 0.5 when zero, within its range) must change exactly that value.
+    use wobble::build::grid::ElasticGrid;
+    use wobble::force::Membrane;
+    let mut b = WorldBuilder::new();
+    let cloth = Cloth {
+        nx: 4,
+        ny: 4,
+        spacing: 0.05,
+        membrane: Some(Membrane::from_young(1e4, 0.3)),
+        shear: None,
+        ..Cloth::default()
+    };
+    cloth.build(&mut b, "sheet").unwrap();
+    ElasticGrid { n: [2, 2, 2], origin: DVec3::new(1.0, 0.0, 0.0), ..ElasticGrid::default() }
+        .build(&mut b, "jelly")
+        .unwrap();
+    b.add_force(Gravity::default());
+    b.add_constraint(Collider::new(
+        "floor",
+        Shape::Plane { point: DVec3::new(0.0, -1.0, 0.0), normal: DVec3::Y },
+        Surface::default(),
+    ));
+    let mut w = b.build(SimParams::default()).unwrap();
+    let params = w.parameters();
+    assert!(
+        params.iter().any(|p| p.key == "sheet.membrane.lame_mu"),
+        "{:?}",
+        params.iter().map(|p| &p.key).collect::<Vec<_>>()
+    );
+    for p in params {
+        let target = if p.value == 0.0 { 0.5 * p.max.min(1.0) } else { (1.5 * p.value).min(p.max) };
+        w.set_parameter(&p.key, target).unwrap_or_else(|e| panic!("{}: {e}", p.key));
+        let now = w.parameters().into_iter().find(|q| q.key == p.key).expect("still published").value;
+        assert!((now - target).abs() <= 1e-12 * target.abs().max(1.0), "{}: set {target}, reads {now}", p.key);
+    }
+}

@@ -303,7 +303,7 @@ impl ForceTerm for TriangleStvk {
 
     fn parameters(&self) -> Vec<Parameter> {
         let p = |key: &str, value: f64| Parameter {
-            key: format!("{}.{key}", self.name),
+            key: key.to_owned(),
             value,
             unit: "N/m",
             min: 0.0,
@@ -313,8 +313,7 @@ impl ForceTerm for TriangleStvk {
     }
 
     fn set_parameter(&mut self, key: &str, value: f64) -> Result<(), ParameterError> {
-        let field = key.strip_prefix(&self.name).and_then(|k| k.strip_prefix('.'));
-        let target = match field {
+        let target = match Some(key) {
             Some("lame_mu") => &mut self.material.mu,
             Some("lame_lambda") => &mut self.material.lambda,
             _ => {
