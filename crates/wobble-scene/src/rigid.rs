@@ -212,12 +212,20 @@ impl Scene {
         touch: Option<&Vec<bool>>,
         colliders: &[Collider],
     ) {
+        // Rigid bodies do not collide with each other: no contact sees another
+        // body's centre particle as a point to push out.
+        let n = b.state.len();
+        let mut mask = touch.cloned().unwrap_or_else(|| vec![true; n]);
+        mask.resize(n, true);
+        for r in &b.topology.rigids {
+            mask[r.particle] = false;
+        }
         for (spec, built) in self.bodies.iter().zip(bodies) {
             let BodyShape::Rigid(r) = &spec.shape else { continue };
             let Some(rigid) = b.topology.rigid_of(built.particles.start).copied() else { continue };
             let mut contact =
                 RigidContact::new(&format!("{}-contact", spec.name), vec![rigid], r.contact, colliders.to_vec());
-            contact.only = touch.cloned();
+            contact.only = Some(mask.clone());
             b.add_constraint(contact);
         }
     }

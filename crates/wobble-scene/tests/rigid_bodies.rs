@@ -197,3 +197,34 @@ fn bad_attachments_get_located_errors() {
         &["unknown key `stifness`"],
     );
 }
+
+#[test]
+fn rigid_bodies_pass_through_each_other() {
+    // Documented: rigid bodies do not collide with each other. Two balls on a
+    // collision course, no gravity: neither contact pushes the other ball's centre
+    // (it is not a particle to push out), so both keep their velocities exactly.
+    let text = r#"
+[simulation]
+gravity = [0, 0, 0]
+dt = 1e-3
+[[body]]
+name = "a"
+type = "rigid"
+shape = "sphere"
+radius = 0.1
+position = [0, 0, 0]
+velocity = [1, 0, 0]
+[[body]]
+name = "b"
+type = "rigid"
+shape = "sphere"
+radius = 0.1
+position = [0.3, 0, 0]
+velocity = [-1, 0, 0]
+"#;
+    let mut w = build(text).expect("scene").world;
+    w.run(300).unwrap();
+    let (a, b) = (w.topology.rigids[0].particle, w.topology.rigids[1].particle);
+    assert_eq!(w.state.v.get(a), DVec3::X);
+    assert_eq!(w.state.v.get(b), -DVec3::X);
+}
