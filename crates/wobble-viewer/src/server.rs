@@ -113,6 +113,15 @@ fn websocket(mut stream: TcpStream, head: &Head, rest: Vec<u8>, events: &Sender<
     let Some(key) = head.header("sec-websocket-key").filter(|_| upgrade) else {
         return respond(&mut stream, "400 Bad Request", "text/plain", b"expected a WebSocket upgrade\n");
     };
+    // A page from another site open in the same browser must not drive the
+    // simulation: browsers always send Origin on WebSocket upgrades, and ours is the
+    // host the page was served from. (Clients that send no Origin are not browsers.)
+    if let Some(origin) = head.header("origin") {
+        let same = head.header("host").is_some_and(|host| origin.strip_prefix("http://") == Some(host));
+        if !same {
+            return respond(&mut stream, "403 Forbidden", "text/plain", b"cross-origin WebSocket refused\n");
+        }
+    }
     let accept = tungstenite::handshake::derive_accept_key(key.as_bytes());
     write!(
         stream,

@@ -447,3 +447,25 @@ fn tubes_and_rigid_shapes_are_drawn_after_the_particles() {
         assert!(frame.1.iter().flatten().all(|c| c.is_finite()));
     }
 }
+
+#[test]
+fn cross_origin_pages_cannot_open_the_websocket() {
+    // A page of another site in the same browser sends its own Origin: refused. The
+    // viewer's own page (Origin = the host it was served from) and clients that send
+    // no Origin (not browsers) are let in.
+    use tungstenite::client::IntoClientRequest;
+    let addr = start(CLOTH);
+    let handshake = |origin: Option<&str>| {
+        let mut request = format!("ws://{addr}/ws").into_client_request().unwrap();
+        if let Some(o) = origin {
+            request.headers_mut().insert("Origin", o.parse().unwrap());
+        }
+        tungstenite::client(request, TcpStream::connect(addr).unwrap()).map(|_| ())
+    };
+    assert!(handshake(Some("http://evil.example")).is_err(), "a foreign origin must be refused");
+    assert!(handshake(Some(&format!("http://{addr}"))).is_ok(), "the viewer's own origin is accepted");
+    assert!(handshake(None).is_ok(), "clients without an Origin are accepted");
+    // Still serving.
+    let (head, _) = http_get(addr, "/");
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+}
