@@ -785,3 +785,23 @@ fn rotating_driver_turns_oriented_particles_and_twists_the_rod() {
     let twist: f64 = (0..term.len()).map(|s| term.angles(s, &w.state)[2]).sum();
     assert!((twist.abs() - 0.5).abs() < 1e-6, "total twist {twist} rad, expected ±0.5");
 }
+
+#[test]
+fn live_bend_parameter_keeps_a_symmetric_law_symmetric() {
+    // Moving the `bend` slider on a symmetric bar changes both signs; on a one-sided
+    // bar it changes the positive side only (the negative has its own key).
+    let rod = Rod { count: 3, springs: GeneralizedParams::new(1e3, 0.0, 2.0, 1.0), ..Rod::default() };
+    let mut b = WorldBuilder::new();
+    rod.build(&mut b, "rod").unwrap();
+    let mut w = b.build(SimParams::default()).unwrap();
+    let value = |w: &World, suffix: &str| {
+        w.parameters().into_iter().find(|p| p.key.ends_with(suffix)).unwrap_or_else(|| panic!("{suffix}")).value
+    };
+    let key = |w: &World, suffix: &str| w.parameters().into_iter().find(|p| p.key.ends_with(suffix)).unwrap().key;
+    let (bend, negative) = (key(&w, ".bend"), key(&w, ".bend_negative"));
+    w.set_parameter(&bend, 5.0).unwrap();
+    assert_eq!((value(&w, ".bend"), value(&w, ".bend_negative")), (5.0, 5.0));
+    w.set_parameter(&negative, 1.0).unwrap();
+    w.set_parameter(&bend, 8.0).unwrap();
+    assert_eq!((value(&w, ".bend"), value(&w, ".bend_negative")), (8.0, 1.0));
+}

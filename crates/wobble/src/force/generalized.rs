@@ -679,7 +679,14 @@ impl ForceTerm for GeneralizedSprings {
         match field {
             "stretch" => p.stretch = value,
             "damping" => p.damping = value,
-            "bend" => p.bend.positive = value,
+            // A symmetric law stays symmetric; a one-sided one keeps its other side
+            // (set with `bend_negative`).
+            "bend" => {
+                if p.bend.negative == p.bend.positive {
+                    p.bend.negative = value;
+                }
+                p.bend.positive = value;
+            }
             "bend_negative" => p.bend.negative = value,
             "twist" => {
                 p.twist.positive = value;
