@@ -40,7 +40,12 @@ impl Camera {
     #[must_use]
     pub fn basis(&self) -> (DVec3, DVec3, DVec3) {
         let forward = (self.target - self.position).normalize();
-        let up = if forward.cross(self.up).length_squared() < 1e-18 { DVec3::Z } else { self.up };
+        // An up direction along the view (or zero) is replaced by a world axis that
+        // is not: +y, else +z.
+        let up = [self.up, DVec3::Y, DVec3::Z]
+            .into_iter()
+            .find(|u| forward.cross(*u).length_squared() > 1e-18)
+            .unwrap_or(DVec3::X);
         let right = forward.cross(up).normalize();
         (right, right.cross(forward), forward)
     }

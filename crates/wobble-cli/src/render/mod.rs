@@ -445,6 +445,26 @@ mod tests {
     }
 
     #[test]
+    fn an_up_direction_along_the_view_still_gives_a_picture() {
+        // Looking straight down −z with up = +z (or +y looking down −y): the basis
+        // falls back to another axis instead of turning NaN and drawing nothing.
+        for (position, up) in [(DVec3::new(0.0, 0.0, 5.0), DVec3::Z), (DVec3::new(0.0, 5.0, 0.0), DVec3::Y)] {
+            let camera = Camera { position, target: DVec3::ZERO, up, fov_deg: 40.0 };
+            let (r, u, f) = camera.basis();
+            assert!(r.is_finite() && u.is_finite() && f.is_finite());
+            let mut g = square(0.0, [0.9, 0.1, 0.1]);
+            if position.y > 0.0 {
+                for p in &mut g.positions {
+                    *p = DVec3::new(p.x, 0.0, p.y);
+                }
+            }
+            let img = render(&g, &View { camera: Some(camera), width: 80, height: 60, ..View::default() });
+            let [red, gr, b] = img.pixel(40, 30);
+            assert!(red > 2 * gr && red > 2 * b, "the square is in the middle, got {:?}", [red, gr, b]);
+        }
+    }
+
+    #[test]
     fn points_behind_the_camera_are_not_drawn() {
         let mut g = square(0.0, [0.9, 0.1, 0.1]);
         for p in &mut g.positions {

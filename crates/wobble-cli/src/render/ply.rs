@@ -40,7 +40,10 @@ pub fn read(path: &Path) -> Result<PlyFrame, String> {
             .ok_or_else(|| bad(path, format!("bad `element {el}` count")))
     };
     let (nv, nf, ne) = (count("vertex")?, count("face")?, count("edge")?);
-    let need = end + 24 * nv + 13 * nf + 8 * ne;
+    let need = [24usize.checked_mul(nv), 13usize.checked_mul(nf), 8usize.checked_mul(ne)]
+        .into_iter()
+        .try_fold(end, |acc, part| acc.checked_add(part?))
+        .ok_or_else(|| bad(path, "element counts too large"))?;
     if data.len() < need {
         return Err(bad(path, format!("{} bytes, the header promises {need}", data.len())));
     }
@@ -70,4 +73,21 @@ pub fn read(path: &Path) -> Result<PlyFrame, String> {
         at += 8;
     }
     Ok(frame)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn absurd_element_counts_are_an_error_not_a_panic() {
+        let dir = std::env::temp_dir().join(format!("wobble-ply-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("bad.ply");
+        let header = format!(
+            "ply\nformat binary_little_endian 1.0\nelement vertex {}\nproperty double x\nproperty double y\nproperty double z\nelement face 0\nproperty list uchar int vertex_indices\nelement edge 0\nproperty int vertex1\nproperty int vertex2\nend_header\n",
+            usize::MAX / 8
+        );
+        std::fs::write(&path, header).unwrap();
+        let err = super::read(&path).expect_err("must be refused");
+        assert!(err.contains("not a wobble PLY frame"), "{err}");
+    }
 }
