@@ -15,7 +15,8 @@
 //!   report energy and Jacobian blocks.
 //! * [`constraint`]: projections after a step (colliders, drivers).
 //! * [`integrate`]: explicit Euler, symplectic Euler, Heun, midpoint, RK4, Verlet,
-//!   implicit Euler — all through one [`integrate::System`] interface.
+//!   implicit Euler, Terzopoulos's semi-implicit scheme — all through one
+//!   [`integrate::System`] interface.
 //! * [`solve`]: 3×3-block sparse matrices and preconditioned conjugate gradients
 //!   for implicit steps.
 //! * [`world`]: [`world::World`] ties them together; [`world::World::step`] lists
