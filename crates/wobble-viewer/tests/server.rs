@@ -460,11 +460,11 @@ fn cross_origin_pages_cannot_open_the_websocket() {
         if let Some(o) = origin {
             request.headers_mut().insert("Origin", o.parse().unwrap());
         }
-        tungstenite::client(request, TcpStream::connect(addr).unwrap()).map(|_| ())
+        tungstenite::client(request, TcpStream::connect(addr).unwrap()).is_ok()
     };
-    assert!(handshake(Some("http://evil.example")).is_err(), "a foreign origin must be refused");
-    assert!(handshake(Some(&format!("http://{addr}"))).is_ok(), "the viewer's own origin is accepted");
-    assert!(handshake(None).is_ok(), "clients without an Origin are accepted");
+    assert!(!handshake(Some("http://evil.example")), "a foreign origin must be refused");
+    assert!(handshake(Some(&format!("http://{addr}"))), "the viewer's own origin is accepted");
+    assert!(handshake(None), "clients without an Origin are accepted");
     // Still serving.
     let (head, _) = http_get(addr, "/");
     assert!(head.starts_with("HTTP/1.1 200"), "{head}");
