@@ -805,3 +805,37 @@ fn live_bend_parameter_keeps_a_symmetric_law_symmetric() {
     w.set_parameter(&bend, 8.0).unwrap();
     assert_eq!((value(&w, ".bend"), value(&w, ".bend_negative")), (8.0, 1.0));
 }
+
+#[test]
+fn definite_jacobian_drops_a_compressed_springs_negative_stiffness() {
+    // Implicit Euler's fallback asks for a definite Jacobian: for a compressed
+    // generalized spring the transverse stiffness g/r < 0 must then be left out
+    // (u·(∂f_a/∂x_a)u ≤ 0 for u across the spring), as the plain springs do.
+    use glam::DMat3;
+    use wobble::force::JacobianSink;
+    struct Block {
+        definite: bool,
+        aa: DMat3,
+    }
+    impl JacobianSink for Block {
+        fn add_dfdx(&mut self, i: usize, j: usize, block: DMat3) {
+            if i == 0 && j == 0 {
+                self.aa += block;
+            }
+        }
+        fn add_dfdv(&mut self, _i: usize, _j: usize, _block: DMat3) {}
+        fn definite(&self) -> bool {
+            self.definite
+        }
+    }
+    let (particles, mut state, term) = pair(GeneralizedParams::new(1e3, 0.0, 0.0, 0.0));
+    let (a, b) = (state.x.get(0), state.x.get(1));
+    state.x.set(1, a + (b - a) * 0.5); // compressed to half its rest length
+    let across = (b - a).normalize().any_orthonormal_vector();
+    for (definite, sign) in [(false, 1.0), (true, -1.0)] {
+        let mut sink = Block { definite, aa: DMat3::ZERO };
+        term.add_jacobian(&ForceContext { particles: &particles, state: &state, t: 0.0 }, &mut sink);
+        let q = across.dot(sink.aa * across);
+        assert!(sign * q > 0.0 || (definite && q == 0.0), "definite = {definite}: transverse stiffness form {q}");
+    }
+}

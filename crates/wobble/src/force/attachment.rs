@@ -27,7 +27,7 @@
 
 use glam::DVec3;
 
-use super::spring::spring_blocks;
+use super::spring::{spring_blocks, spring_blocks_definite};
 use super::{ForceContext, ForceTerm, JacobianSink, Loads, Parameter, ParameterError, SpringLaw, SpringParams};
 
 /// One particle-to-body link.
@@ -119,13 +119,14 @@ impl ForceTerm for Attachment {
     fn add_jacobian(&self, ctx: &ForceContext<'_>, sink: &mut dyn JacobianSink) {
         let s = ctx.state;
         let SpringParams { stiffness, damping, law } = self.params;
+        let blocks = if sink.definite() { spring_blocks_definite } else { spring_blocks };
         for link in &self.links {
             let (p, b) = (link.particle, link.body);
             let anchor = s.x.get(b) + s.q[b] * link.offset;
             if s.x.get(p) == anchor {
                 continue;
             }
-            let (kx, kv) = spring_blocks(law, s.x.get(p), anchor, link.rest, stiffness, damping);
+            let (kx, kv) = blocks(law, s.x.get(p), anchor, link.rest, stiffness, damping);
             sink.add_dfdx(p, p, kx);
             sink.add_dfdx(p, b, -kx);
             sink.add_dfdx(b, p, -kx);

@@ -60,7 +60,7 @@
 
 use glam::{DQuat, DVec3};
 
-use super::spring::spring_blocks;
+use super::spring::{spring_blocks, spring_blocks_definite};
 use super::{
     ForceContext, ForceTerm, JacobianSink, Loads, Parameter, ParameterError, SpringLaw, StrainStats, known_keys,
     require_non_negative,
@@ -553,10 +553,11 @@ impl ForceTerm for GeneralizedSprings {
     /// rotational state is advanced explicitly anyway.
     fn add_jacobian(&self, ctx: &ForceContext<'_>, sink: &mut dyn JacobianSink) {
         let x = &ctx.state.x;
+        let blocks = if sink.definite() { spring_blocks_definite } else { spring_blocks };
         for sp in &self.springs {
             let p = &self.groups[sp.group as usize].1;
             let (a, b) = (sp.a as usize, sp.b as usize);
-            let (kx, kv) = spring_blocks(SpringLaw::Linear, x.get(a), x.get(b), sp.rest, p.stretch, p.damping);
+            let (kx, kv) = blocks(SpringLaw::Linear, x.get(a), x.get(b), sp.rest, p.stretch, p.damping);
             sink.add_dfdx(a, a, kx);
             sink.add_dfdx(b, b, kx);
             sink.add_dfdx(a, b, -kx);
