@@ -603,3 +603,25 @@ fn rigid_worlds_are_bit_identical_for_any_thread_count() {
         assert!(one == three, "{kind}: states differ between 1 and 3 threads");
     }
 }
+
+#[test]
+fn attachment_stiffness_bound_follows_a_stiffening_law() {
+    // The stable-step estimate must see a stretched cubic link's slope, not just K:
+    // at each link's current length the bound on its particle's row is at least the
+    // law's |g'(r)| w_p (the same rule as the spring network's).
+    let cubic = laws()[2];
+    let (term, particles, state) = attached(5, 0.0, cubic);
+    let ctx = ForceContext { particles: &particles, state: &state, t: 0.0 };
+    let (mut k_row, mut c_row) = (vec![0.0; state.len()], vec![0.0; state.len()]);
+    term.add_stiffness_bound(&ctx, &mut k_row, &mut c_row);
+    let mut beyond_k = false;
+    for link in &term.links {
+        let anchor = state.x.get(link.body) + state.q[link.body] * link.offset;
+        let r = (state.x.get(link.particle) - anchor).length();
+        let (_, dg) = cubic.magnitude(r, link.rest, 400.0);
+        let w = particles.inv_mass[link.particle];
+        assert!(k_row[link.particle] >= dg.abs() * w * (1.0 - 1e-12), "row {} below |g'| w", k_row[link.particle]);
+        beyond_k |= dg.abs() > 400.0;
+    }
+    assert!(beyond_k, "some link should be stretched into the stiffening part of the law");
+}

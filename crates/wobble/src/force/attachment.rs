@@ -140,9 +140,17 @@ impl ForceTerm for Attachment {
 
     fn add_stiffness_bound(&self, ctx: &ForceContext<'_>, k_row: &mut [f64], c_row: &mut [f64]) {
         let w = &ctx.particles.inv_mass;
-        let (k, c) = (self.params.stiffness, self.params.damping);
+        let SpringParams { stiffness, damping: c, law } = self.params;
+        let st = ctx.state;
         for link in &self.links {
             let (p, b) = (link.particle, link.body);
+            // A non-linear law's current slope (the cubic's stiffening), as the
+            // spring network bounds it; the lever arm's rotational stiffness is not
+            // included (the body is heavy next to the particles it holds).
+            let anchor = st.x.get(b) + st.q[b] * link.offset;
+            let r = (st.x.get(p) - anchor).length();
+            let (g, dg) = law.magnitude(r, link.rest, stiffness);
+            let k = stiffness.max(dg.abs()).max(if r > 0.0 { (g / r).abs() } else { 0.0 });
             let cross = (w[p] * w[b]).sqrt();
             k_row[p] += k * (w[p] + cross);
             k_row[b] += k * (w[b] + cross);
