@@ -1,6 +1,6 @@
 //! `ForceTerm::segment_rest_lengths`, which the viewer's strain colours use: one
 //! length per segment, in order, equal to the segment's length in a scene built at
-//! rest (springs and Terzopoulos grids), NaN-free where a term knows them.
+//! rest (springs, Terzopoulos grids, generalized springs), NaN-free where a term knows them.
 
 use std::path::PathBuf;
 
@@ -12,7 +12,14 @@ fn scene(name: &str) -> Scene {
 
 #[test]
 fn rest_lengths_match_segments_and_the_rest_state() {
-    for name in ["default.toml", "grid-box-drop.toml", "pressure-sphere.toml", "chain.toml", "lattice-drop.toml"] {
+    for name in [
+        "default.toml",
+        "grid-box-drop.toml",
+        "pressure-sphere.toml",
+        "chain.toml",
+        "lattice-drop.toml",
+        "rod-cantilever.toml",
+    ] {
         let world = scene(name).build().expect("builds").world;
         let mut checked = 0;
         for term in &world.forces {

@@ -629,6 +629,10 @@ impl ForceTerm for GeneralizedSprings {
         out.extend(self.springs.iter().map(|s| [s.a, s.b]));
     }
 
+    fn segment_rest_lengths(&self, out: &mut Vec<f64>) {
+        out.extend(self.springs.iter().map(|s| s.rest));
+    }
+
     fn measures(&self, state: &State) -> Vec<(&'static str, f64)> {
         let (mut bend, mut twist) = (0.0f64, 0.0f64);
         for s in 0..self.len() {
