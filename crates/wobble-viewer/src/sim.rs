@@ -15,7 +15,6 @@ use wobble::World;
 use wobble::constraint::collider::{Collider, Shape};
 use wobble::force::DragSpringParams;
 use wobble::integrate::IntegratorKind;
-use wobble::model::rigid::rigid_surfaces;
 use wobble::world::StepError;
 use wobble_scene::{Scene, SceneError};
 
@@ -156,17 +155,8 @@ impl RateMeter {
 /// particles (a rod's tube, a sheet's thickness) and rigid bodies' shapes — as
 /// vertices that follow the particles (numbered from n) and triangles over all.
 fn extra_surfaces(w: &World) -> (Vec<DVec3>, Vec<[u32; 3]>) {
-    let n = w.state.len() as u32;
-    let (mut verts, mut tris) = (Vec::new(), Vec::new());
-    for s in &w.topology.offsets {
-        let base = n + verts.len() as u32;
-        verts.extend(s.positions(&w.state));
-        tris.extend(s.triangles.iter().map(|t| t.map(|i| i + base)));
-    }
-    let (rigid_verts, rigid_tris) = rigid_surfaces(&w.topology.rigids, &w.state, n + verts.len() as u32);
-    verts.extend(rigid_verts);
-    tris.extend(rigid_tris);
-    (verts, tris)
+    let drawn = wobble::model::DrawnSurfaces::of(&w.topology, &w.state);
+    (drawn.x, drawn.triangles)
 }
 
 /// The world's colliders, in order.

@@ -13,7 +13,7 @@ use std::path::Path;
 use wobble::World;
 use wobble_scene::FrameFormat;
 
-use super::offsets::OffsetGeometry;
+use wobble::model::DrawnSurfaces;
 
 /// Writes the current frame of `world` to `path` in `format`.
 pub fn write_frame(world: &World, format: FrameFormat, path: &Path) -> std::io::Result<()> {
@@ -30,7 +30,7 @@ pub fn write_frame(world: &World, format: FrameFormat, path: &Path) -> std::io::
 /// edges.
 pub fn write_ply(world: &World, w: &mut impl Write) -> std::io::Result<()> {
     let (x, tris, lines) = (&world.state.x, &world.topology.triangles, &world.topology.lines);
-    let extra = OffsetGeometry::of(world);
+    let extra = DrawnSurfaces::of(&world.topology, &world.state);
     writeln!(
         w,
         "ply\nformat binary_little_endian 1.0\ncomment wobble frame t={} step={}",
@@ -62,7 +62,7 @@ pub fn write_ply(world: &World, w: &mut impl Write) -> std::io::Result<()> {
 /// Wavefront OBJ: `v`, `f` and `l` lines, one `o` group per body.
 pub fn write_obj(world: &World, w: &mut impl Write) -> std::io::Result<()> {
     writeln!(w, "# wobble frame t={} step={}", world.time(), world.steps())?;
-    let extra = OffsetGeometry::of(world);
+    let extra = DrawnSurfaces::of(&world.topology, &world.state);
     for p in world.state.x.iter().chain(extra.x.iter().copied()) {
         writeln!(w, "v {} {} {}", p.x, p.y, p.z)?;
     }
@@ -89,7 +89,7 @@ pub fn write_obj(world: &World, w: &mut impl Write) -> std::io::Result<()> {
 /// Legacy VTK polydata (ASCII) with velocity, speed, pinned flag and body index.
 pub fn write_vtk(world: &World, w: &mut impl Write) -> std::io::Result<()> {
     let (x, v, tris, lines) = (&world.state.x, &world.state.v, &world.topology.triangles, &world.topology.lines);
-    let extra = OffsetGeometry::of(world);
+    let extra = DrawnSurfaces::of(&world.topology, &world.state);
     let n = x.len() + extra.x.len();
     let n_tris = tris.len() + extra.triangles.len();
     writeln!(

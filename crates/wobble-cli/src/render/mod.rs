@@ -151,7 +151,7 @@ impl Geometry {
         // Offset surfaces of oriented particles (001 §4.3) and rigid bodies' posed
         // shapes, in their particle's colour, appended after the particles as in the
         // frame files (so a run directory's frames line up with these vertices).
-        let extra = crate::output::offsets::OffsetGeometry::of(world);
+        let extra = wobble::model::DrawnSurfaces::of(&world.topology, &world.state);
         let colors: Vec<Rgb> = extra.particle.iter().map(|&p| g.colors[p]).collect();
         g.positions.extend(extra.x);
         g.colors.extend(colors);

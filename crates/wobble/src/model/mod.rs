@@ -2,12 +2,14 @@
 //! properties) and [`Topology`] (bodies and surfaces). Force terms keep their own
 //! element data and parameters; see [`crate::force`].
 
+mod drawn;
 mod offsets;
 pub mod rigid;
 mod state;
 mod topology;
 mod vec3s;
 
+pub use drawn::DrawnSurfaces;
 pub use offsets::OffsetSurface;
 pub use rigid::{Rigid, RigidShape};
 pub use state::{Particles, State};
