@@ -19,6 +19,12 @@ if ((${#missing[@]})); then
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
+node_major=$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)
+if ((node_major < 20)); then
+  echo "error: the browser tests need Node.js >= 20 (playwright-core, node:test concurrency); found $(node --version 2>/dev/null || echo none)" >&2
+  exit 1
+fi
+
 cargo build -p wobble-cli --quiet
 export WOBBLE_BIN="$PWD/target/debug/wobble"
 cd crates/wobble-viewer/e2e
