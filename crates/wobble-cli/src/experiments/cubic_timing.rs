@@ -17,7 +17,9 @@
 //! Criterion (from the paper's text: the cubic is 5–10 % slower than linear and
 //! two-term StVK, and about 40 % faster than triangle StVK): PASS when, in both
 //! set-ups, a cubic step costs at most 1.25 × a linear step (the paper's 10 % plus
-//! margin for timer noise) and less than a triangle StVK step. CG iterations differ
+//! margin for timer noise) and at most 0.8 × a triangle StVK step (the paper's
+//! "considerably faster", 40 %, with half of it as margin — a threshold away from
+//! 1, so that timer noise cannot flip the verdict). CG iterations differ
 //! between the models (the cubic is stiffer), so the time per CG iteration is
 //! reported too.
 
@@ -188,12 +190,12 @@ fn run(dir: &Path) -> Result<Outcome, String> {
         ));
         let (cubic, tri) = (timings[2].total, timings[3].total);
         let near_linear = cubic <= 1.25 * linear;
-        let below_tri = cubic < tri;
+        let below_tri = cubic <= 0.8 * tri;
         passed &= near_linear && below_tri;
         let tick = |b: bool| if b { "✓" } else { "✗" };
         let _ = writeln!(
             verdicts,
-            "- {setup}: {} cubic / linear = {:.3} (≤ 1.25); {} cubic / triangle StVK = {:.3} (< 1; the paper reports ≈ 0.6)",
+            "- {setup}: {} cubic / linear = {:.3} (≤ 1.25); {} cubic / triangle StVK = {:.3} (≤ 0.8; the paper reports ≈ 0.6)",
             tick(near_linear),
             cubic / linear,
             tick(below_tri),
@@ -217,6 +219,6 @@ fn run(dir: &Path) -> Result<Outcome, String> {
     chart.save(&dir.join("timing.png"))?;
     body.push('\n');
     body.push_str(&verdicts);
-    body.push_str("\nIn `timing.csv`, setup 0 is draping and 1 two corners; model 0–3 is linear, StVK, cubic, triangle StVK. Times are wall-clock and depend on the machine and its load; on the development machine (2 shared cores) repeated runs moved each ratio by up to about 0.1, enough to flip the triangle-StVK comparison, which lies near 1 here.\n");
+    body.push_str("\nIn `timing.csv`, setup 0 is draping and 1 two corners; model 0–3 is linear, StVK, cubic, triangle StVK. Times are wall-clock and depend on the machine and its load; on the development machine (2 shared cores) repeated runs moved each ratio by up to about 0.1, far from the 0.8 threshold of the triangle-StVK comparison, which lies near 1 here: our membrane's matrix is no denser than the springs' and CG iterations dominate both.\n");
     Ok(Outcome { passed, body, files: vec!["timing.csv".into(), "timing.png".into()] })
 }
