@@ -248,6 +248,10 @@ impl ForceTerm for GridElasticity {
 
     /// Exact ∂f/∂x (no velocity dependence).
     fn add_jacobian(&self, ctx: &ForceContext<'_>, sink: &mut dyn JacobianSink) {
+        // Position-only forces: nothing for a sink that wants ∂f/∂v alone.
+        if !sink.wants_dfdx() {
+            return;
+        }
         let x = &ctx.state.x;
         let l = &self.lengths;
         for k in 0..l.p.len() {

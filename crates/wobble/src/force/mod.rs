@@ -94,6 +94,13 @@ pub trait JacobianSink {
     fn definite(&self) -> bool {
         false
     }
+
+    /// Whether the sink uses ∂f/∂x blocks at all. A sink that only collects the
+    /// damping matrix ∂f/∂v (the grids' semi-implicit scheme) says no, and terms
+    /// whose Jacobian has no ∂f/∂v part may then skip their work. Yes by default.
+    fn wants_dfdx(&self) -> bool {
+        true
+    }
 }
 
 /// Receives the entries of a scalar stiffness matrix K for terms whose force is

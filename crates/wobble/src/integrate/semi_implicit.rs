@@ -87,6 +87,9 @@ impl ScalarStiffnessSink for Pairs {
 
 impl JacobianSink for Pairs {
     fn add_dfdx(&mut self, _i: usize, _j: usize, _block: DMat3) {}
+    fn wants_dfdx(&self) -> bool {
+        false
+    }
     fn add_dfdv(&mut self, i: usize, j: usize, _block: DMat3) {
         if i != j {
             self.0.push((i as u32, j as u32));
@@ -135,6 +138,9 @@ struct Damping<'a>(&'a mut BlockMatrix);
 
 impl JacobianSink for Damping<'_> {
     fn add_dfdx(&mut self, _i: usize, _j: usize, _block: DMat3) {}
+    fn wants_dfdx(&self) -> bool {
+        false
+    }
     #[inline]
     fn add_dfdv(&mut self, i: usize, j: usize, block: DMat3) {
         self.0.add(i, j, -block);
