@@ -127,14 +127,7 @@ impl ForceTerm for Attachment {
                 continue;
             }
             let (kx, kv) = blocks(law, s.x.get(p), anchor, link.rest, stiffness, damping);
-            sink.add_dfdx(p, p, kx);
-            sink.add_dfdx(p, b, -kx);
-            sink.add_dfdx(b, p, -kx);
-            sink.add_dfdx(b, b, kx);
-            sink.add_dfdv(p, p, kv);
-            sink.add_dfdv(p, b, -kv);
-            sink.add_dfdv(b, p, -kv);
-            sink.add_dfdv(b, b, kv);
+            sink.add_pair(p, b, kx, kv);
         }
     }
 

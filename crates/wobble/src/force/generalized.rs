@@ -558,14 +558,7 @@ impl ForceTerm for GeneralizedSprings {
             let p = &self.groups[sp.group as usize].1;
             let (a, b) = (sp.a as usize, sp.b as usize);
             let (kx, kv) = blocks(SpringLaw::Linear, x.get(a), x.get(b), sp.rest, p.stretch, p.damping);
-            sink.add_dfdx(a, a, kx);
-            sink.add_dfdx(b, b, kx);
-            sink.add_dfdx(a, b, -kx);
-            sink.add_dfdx(b, a, -kx);
-            sink.add_dfdv(a, a, kv);
-            sink.add_dfdv(b, b, kv);
-            sink.add_dfdv(a, b, -kv);
-            sink.add_dfdv(b, a, -kv);
+            sink.add_pair(a, b, kx, kv);
         }
     }
 

@@ -95,6 +95,20 @@ pub trait JacobianSink {
         false
     }
 
+    /// Adds the blocks of a two-particle element whose force on `a` depends on
+    /// x_b − x_a and v_b − v_a only (a spring): `dfdx` and `dfdv` at (a, a) and
+    /// (b, b), their negatives at (a, b) and (b, a).
+    fn add_pair(&mut self, a: usize, b: usize, dfdx: DMat3, dfdv: DMat3) {
+        self.add_dfdx(a, a, dfdx);
+        self.add_dfdx(b, b, dfdx);
+        self.add_dfdx(a, b, -dfdx);
+        self.add_dfdx(b, a, -dfdx);
+        self.add_dfdv(a, a, dfdv);
+        self.add_dfdv(b, b, dfdv);
+        self.add_dfdv(a, b, -dfdv);
+        self.add_dfdv(b, a, -dfdv);
+    }
+
     /// Whether the sink uses ∂f/∂x blocks at all. A sink that only collects the
     /// damping matrix ∂f/∂v (the grids' semi-implicit scheme) says no, and terms
     /// whose Jacobian has no ∂f/∂v part may then skip their work. Yes by default.

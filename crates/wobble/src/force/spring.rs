@@ -1219,14 +1219,7 @@ impl ForceTerm for SpringNetwork {
         for s in 0..self.len() {
             let (a, b) = self.ends(s);
             let (kx, kv) = blocks(self.law(s), x.get(a), x.get(b), self.rest[s], self.k[s], self.c[s]);
-            sink.add_dfdx(a, a, kx);
-            sink.add_dfdx(b, b, kx);
-            sink.add_dfdx(a, b, -kx);
-            sink.add_dfdx(b, a, -kx);
-            sink.add_dfdv(a, a, kv);
-            sink.add_dfdv(b, b, kv);
-            sink.add_dfdv(a, b, -kv);
-            sink.add_dfdv(b, a, -kv);
+            sink.add_pair(a, b, kx, kv);
         }
     }
 
