@@ -14,6 +14,8 @@
 //! * [`force`]: force terms (gravity, springs of every law, drag, ...), each able to
 //!   report energy and Jacobian blocks.
 //! * [`constraint`]: projections after a step (colliders, drivers).
+//! * [`contact`]: bodies touching each other and themselves (broad phase, narrow
+//!   phase with continuous detection, response, fail-safes).
 //! * [`integrate`]: explicit Euler, symplectic Euler, Heun, midpoint, RK4, Verlet,
 //!   implicit Euler, Terzopoulos's semi-implicit scheme — all through one
 //!   [`integrate::System`] interface.
@@ -30,6 +32,7 @@
 
 pub mod build;
 pub mod constraint;
+pub mod contact;
 pub mod force;
 pub mod integrate;
 pub mod interact;

@@ -10,14 +10,19 @@
 //!    terms (and the drag spring) through [`System`] as often as its method needs.
 //! 3. **Project** — constraints (drivers, colliders, ...) are projected, in the order
 //!    they were added, `constraint_iterations` times.
-//! 4. **Advance the clock** — t += h, step += 1.
-//! 5. **Check health** — a non-finite value, or one particle with a kinetic energy
+//! 4. **Contact** — bodies meet each other and themselves ([`crate::contact`]): from
+//!    the positions at the start of the step to the projected end state, proximity
+//!    response, continuous detection and the fail-safes, so surfaces that did not
+//!    intersect at the start do not at the end.
+//! 5. **Advance the clock** — t += h, step += 1.
+//! 6. **Check health** — a non-finite value, or one particle with a kinetic energy
 //!    beyond [`RUNAWAY_FACTOR`] times the world's energy scale, stops the world with a
 //!    [`BlowUp`] naming the step, the particle and the stable time-step estimate.
 
 use glam::DVec3;
 
 use crate::constraint::{Constraint, ConstraintContext};
+use crate::contact::{ContactReport, Contacts};
 use crate::force::{
     DragSpring, DragSpringParams, ForceContext, ForceTerm, JacobianSink, Loads, Parameter, ParameterError,
     ScalarStiffnessSink,
@@ -125,6 +130,12 @@ pub struct World {
     pub constraints: Vec<Box<dyn Constraint>>,
     /// Scripted drags from scene files.
     pub scripts: Vec<ScriptedDrag>,
+    /// Contact between bodies and within them.
+    pub contacts: Contacts,
+    /// Warnings found when the world was built (bodies starting interpenetrated).
+    pub warnings: Vec<String>,
+    x_start: crate::model::Vec3s,
+    contact_totals: ContactTotals,
     integrator: Box<dyn Integrator>,
     params: SimParams,
     time: f64,
@@ -135,6 +146,19 @@ pub struct World {
     energy_scale: f64,
     halted: Option<Box<BlowUp>>,
     solver: CgSettings,
+}
+
+/// Running totals of the contact stage since the world was built.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ContactTotals {
+    /// Steps in which continuous detection found a collision.
+    pub ccd_steps: u64,
+    /// Steps in which rigid impact zones were needed.
+    pub zone_steps: u64,
+    /// Steps in which particles had to be frozen (the last resort).
+    pub frozen_steps: u64,
+    /// Collisions found by continuous detection.
+    pub ccd_hits: u64,
 }
 
 /// The view of a world that integrators get.
@@ -200,8 +224,16 @@ impl World {
         topology: Topology,
         forces: Vec<Box<dyn ForceTerm>>,
         constraints: Vec<Box<dyn Constraint>>,
+        mut contacts: Contacts,
         params: SimParams,
     ) -> World {
+        let warnings = contacts
+            .start(&topology, &state.x)
+            .into_iter()
+            .map(|(a, b, depth)| {
+                format!("bodies `{a}` and `{b}` start interpenetrating (by about {depth:.3e} m); those contacts are left out of continuous detection until they separate")
+            })
+            .collect();
         let rotational = particles.any_rotational();
         let pickable = topology.surface_particles(state.len());
         let mut world = World {
@@ -213,6 +245,10 @@ impl World {
             drag: DragSpring::default(),
             constraints,
             scripts: Vec::new(),
+            contacts,
+            warnings,
+            x_start: crate::model::Vec3s::default(),
+            contact_totals: ContactTotals::default(),
             params,
             time: 0.0,
             steps: 0,
@@ -315,6 +351,7 @@ impl World {
         let (t, h) = (self.time, self.params.dt);
         // 1. Inputs.
         interact::apply_scripts(self, t);
+        self.x_start.copy_from(&self.state.x);
         // 2. Integrate, 3. project.
         let mut sys = WorldSystem {
             particles: &self.particles,
@@ -329,17 +366,40 @@ impl World {
             .step(&mut sys, &mut self.state, t, h)
             .map_err(|source| StepError::Integrator { step: self.steps + 1, source })?;
         sys.project(&mut self.state, t + h, h);
-        // 4. Advance the clock.
+        // 4. Contact.
+        let contact = self.contacts.resolve(&self.particles, &self.x_start, &mut self.state, h);
+        self.record_contact(&contact);
+        // 5. Advance the clock.
         self.steps += 1;
         self.time = t + h;
         self.report = report;
-        // 5. Check health.
+        // 6. Check health.
         if let Some(blow_up) = self.check_health() {
             let blow_up = Box::new(blow_up);
             self.halted = Some(blow_up.clone());
             return Err(StepError::BlowUp(blow_up));
         }
         Ok(report)
+    }
+
+    fn record_contact(&mut self, r: &ContactReport) {
+        let t = &mut self.contact_totals;
+        t.ccd_steps += u64::from(r.ccd_hits > 0);
+        t.zone_steps += u64::from(r.zone_rounds > 0);
+        t.frozen_steps += u64::from(r.frozen > 0);
+        t.ccd_hits += r.ccd_hits as u64;
+    }
+
+    /// What the contact stage did in the last step.
+    #[must_use]
+    pub fn last_contact(&self) -> ContactReport {
+        self.contacts.report()
+    }
+
+    /// Contact totals since the world was built (how often each fail-safe fired).
+    #[must_use]
+    pub fn contact_totals(&self) -> ContactTotals {
+        self.contact_totals
     }
 
     /// Takes `n` steps, stopping at the first error.

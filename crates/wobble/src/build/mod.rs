@@ -24,6 +24,7 @@
 use glam::DVec3;
 
 use crate::constraint::{Constraint, Driver, Motion};
+use crate::contact::{ContactOptions, ContactSettings, Contacts, SurfaceError, surface::Surfaces};
 use crate::force::{ForceTerm, SpringError, SpringNetwork, SpringSet};
 use crate::model::{Body, Particles, State, Topology};
 use crate::world::{SimParams, World};
@@ -85,6 +86,12 @@ pub enum BuildError {
     /// The time step is not positive.
     #[error("time step dt = {0} s is invalid: it must be positive and finite")]
     TimeStep(f64),
+    /// A body's contact options are invalid.
+    #[error(transparent)]
+    Contact(#[from] SurfaceError),
+    /// A contact option names a body that does not exist.
+    #[error("contact options name body `{0}`, which does not exist")]
+    NoBody(String),
     /// A particle index is out of range.
     #[error("particle {index} does not exist (the world has {count})")]
     NoParticle {
@@ -152,6 +159,11 @@ pub struct WorldBuilder {
     pub forces: Vec<Box<dyn ForceTerm>>,
     /// Constraints, projected in this order.
     pub constraints: Vec<Box<dyn Constraint>>,
+    /// Contact options per body name (bodies not listed take the defaults, see
+    /// [`ContactOptions`]).
+    pub contact_options: Vec<(String, ContactOptions)>,
+    /// Settings of the contact stage.
+    pub contact_settings: ContactSettings,
 }
 
 impl WorldBuilder {
@@ -198,6 +210,12 @@ impl WorldBuilder {
             closed,
         });
         Ok(self.topology.bodies.len() - 1)
+    }
+
+    /// Sets the contact options of body `name` (see [`crate::contact`]).
+    pub fn set_contact(&mut self, name: &str, options: ContactOptions) {
+        self.contact_options.retain(|(n, _)| n != name);
+        self.contact_options.push((name.to_owned(), options));
     }
 
     /// Pins particle `i`: zero inverse mass, zero velocity.
@@ -254,7 +272,18 @@ impl WorldBuilder {
             forces.push(Box::new(network));
         }
         forces.extend(self.forces);
-        Ok(World::new(self.particles, self.state, self.topology, forces, self.constraints, params))
+        if let Some((name, _)) = self.contact_options.iter().find(|(n, _)| self.topology.body(n).is_none()) {
+            return Err(BuildError::NoBody(name.clone()));
+        }
+        let options: Vec<ContactOptions> = self
+            .topology
+            .bodies
+            .iter()
+            .map(|b| self.contact_options.iter().find(|(n, _)| *n == b.name).map(|o| o.1).unwrap_or_default())
+            .collect();
+        let surfaces = Surfaces::from_topology(&self.topology, &self.state.x, &self.particles.radius, &options)?;
+        let contacts = Contacts::new(surfaces, self.contact_settings);
+        Ok(World::new(self.particles, self.state, self.topology, forces, self.constraints, contacts, params))
     }
 }
 

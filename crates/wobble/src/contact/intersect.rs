@@ -1,0 +1,138 @@
+//! An independent check that surfaces do not intersect: counts pairs of triangles
+//! (sharing no vertex) that cross each other.
+//!
+//! Written apart from the contact stage on purpose (no shared narrow phase): two
+//! triangles that share no vertex intersect exactly when an edge of one passes
+//! through the other. Each edge–triangle test uses signed volumes (orientation
+//! determinants), so it needs no tolerance for the general case; coplanar pairs
+//! (a volume exactly zero) count as intersecting when their 2-D projections
+//! overlap. Candidate pairs come from a uniform grid of triangle bounding boxes.
+
+use std::collections::HashMap;
+
+use glam::DVec3;
+
+use crate::model::Vec3s;
+
+/// Number of pairs of triangles in `triangles` (particle indices into `x`) that share
+/// no vertex and intersect. `body_of[k]` groups triangles; with `self_pairs` false,
+/// triangles of the same group are not tested against each other.
+#[must_use]
+pub fn count_intersections(triangles: &[[u32; 3]], group: &[usize], x: &Vec3s, self_pairs: bool) -> usize {
+    intersecting_pairs(triangles, group, x, self_pairs).len()
+}
+
+/// The intersecting triangle pairs (indices into `triangles`, smaller first, sorted).
+#[must_use]
+pub fn intersecting_pairs(triangles: &[[u32; 3]], group: &[usize], x: &Vec3s, self_pairs: bool) -> Vec<(usize, usize)> {
+    if triangles.is_empty() {
+        return Vec::new();
+    }
+    let tri = |k: usize| triangles[k].map(|i| x.get(i as usize));
+    let boxes: Vec<(DVec3, DVec3)> = (0..triangles.len())
+        .map(|k| {
+            let [a, b, c] = tri(k);
+            (a.min(b).min(c), a.max(b).max(c))
+        })
+        .collect();
+    // Cell size: the mean box diagonal.
+    let cell = (boxes.iter().map(|(lo, hi)| (*hi - *lo).length()).sum::<f64>() / boxes.len() as f64).max(1e-9);
+    let key = |p: DVec3| ((p.x / cell).floor() as i64, (p.y / cell).floor() as i64, (p.z / cell).floor() as i64);
+    let mut cells: HashMap<(i64, i64, i64), Vec<usize>> = HashMap::new();
+    for (k, (lo, hi)) in boxes.iter().enumerate() {
+        let (a, b) = (key(*lo), key(*hi));
+        for i in a.0..=b.0 {
+            for j in a.1..=b.1 {
+                for l in a.2..=b.2 {
+                    cells.entry((i, j, l)).or_default().push(k);
+                }
+            }
+        }
+    }
+    let mut found = Vec::new();
+    for list in cells.values() {
+        for (m, &p) in list.iter().enumerate() {
+            for &q in &list[m + 1..] {
+                let (p, q) = if p < q { (p, q) } else { (q, p) };
+                if !self_pairs && group[p] == group[q] {
+                    continue;
+                }
+                let (tp, tq) = (triangles[p], triangles[q]);
+                if tp.iter().any(|v| tq.contains(v)) {
+                    continue;
+                }
+                let (bp, bq) = (boxes[p], boxes[q]);
+                if bp.0.cmpgt(bq.1).any() || bq.0.cmpgt(bp.1).any() {
+                    continue;
+                }
+                if triangles_intersect(tri(p), tri(q)) {
+                    found.push((p, q));
+                }
+            }
+        }
+    }
+    found.sort_unstable();
+    found.dedup();
+    found
+}
+
+/// Orientation of d against the plane (a, b, c): the sign of the signed volume.
+fn orient(a: DVec3, b: DVec3, c: DVec3, d: DVec3) -> f64 {
+    (b - a).cross(c - a).dot(d - a)
+}
+
+/// True when triangles `t` and `u` intersect (touching counts).
+#[must_use]
+pub fn triangles_intersect(t: [DVec3; 3], u: [DVec3; 3]) -> bool {
+    let edges = |s: [DVec3; 3]| [(s[0], s[1]), (s[1], s[2]), (s[2], s[0])];
+    edges(t).iter().any(|&(p, q)| segment_crosses_triangle(p, q, u))
+        || edges(u).iter().any(|&(p, q)| segment_crosses_triangle(p, q, t))
+}
+
+/// True when segment (p, q) meets triangle (a, b, c).
+#[must_use]
+pub fn segment_crosses_triangle(p: DVec3, q: DVec3, [a, b, c]: [DVec3; 3]) -> bool {
+    let (op, oq) = (orient(a, b, c, p), orient(a, b, c, q));
+    if op == 0.0 && oq == 0.0 {
+        return coplanar_segment_triangle(p, q, [a, b, c]);
+    }
+    if (op > 0.0 && oq > 0.0) || (op < 0.0 && oq < 0.0) {
+        return false;
+    }
+    // The segment's line passes inside the triangle when it sees the three edges
+    // turning the same way.
+    let s1 = orient(p, q, a, b);
+    let s2 = orient(p, q, b, c);
+    let s3 = orient(p, q, c, a);
+    (s1 >= 0.0 && s2 >= 0.0 && s3 >= 0.0) || (s1 <= 0.0 && s2 <= 0.0 && s3 <= 0.0)
+}
+
+/// Segment and triangle in one plane: project onto the plane's dominant axes and
+/// test for overlap (an end inside, or an edge crossing).
+fn coplanar_segment_triangle(p: DVec3, q: DVec3, [a, b, c]: [DVec3; 3]) -> bool {
+    let n = (b - a).cross(c - a).abs();
+    let drop = if n.x >= n.y && n.x >= n.z {
+        0
+    } else if n.y >= n.z {
+        1
+    } else {
+        2
+    };
+    let flat = |v: DVec3| match drop {
+        0 => (v.y, v.z),
+        1 => (v.x, v.z),
+        _ => (v.x, v.y),
+    };
+    let (p, q, a, b, c) = (flat(p), flat(q), flat(a), flat(b), flat(c));
+    let cross = |o: (f64, f64), u: (f64, f64), v: (f64, f64)| (u.0 - o.0) * (v.1 - o.1) - (u.1 - o.1) * (v.0 - o.0);
+    let inside = |s: (f64, f64)| {
+        let (d1, d2, d3) = (cross(a, b, s), cross(b, c, s), cross(c, a, s));
+        (d1 >= 0.0 && d2 >= 0.0 && d3 >= 0.0) || (d1 <= 0.0 && d2 <= 0.0 && d3 <= 0.0)
+    };
+    let segs_cross = |p1: (f64, f64), p2: (f64, f64), q1: (f64, f64), q2: (f64, f64)| {
+        let (d1, d2) = (cross(p1, p2, q1), cross(p1, p2, q2));
+        let (d3, d4) = (cross(q1, q2, p1), cross(q1, q2, p2));
+        ((d1 > 0.0 && d2 < 0.0) || (d1 < 0.0 && d2 > 0.0)) && ((d3 > 0.0 && d4 < 0.0) || (d3 < 0.0 && d4 > 0.0))
+    };
+    inside(p) || inside(q) || segs_cross(p, q, a, b) || segs_cross(p, q, b, c) || segs_cross(p, q, c, a)
+}

@@ -1,0 +1,313 @@
+//! Contact: narrow-phase queries against hand-computed answers, the independent
+//! intersection checker on hand-made pairs, and whole worlds that must never end a
+//! step with intersecting surfaces.
+
+use glam::DVec3;
+use wobble::build::WorldBuilder;
+use wobble::build::cloth::Cloth;
+use wobble::contact::intersect::{count_intersections, segment_crosses_triangle, triangles_intersect};
+use wobble::contact::narrow::{self, PairKind};
+use wobble::contact::{ContactOptions, SurfaceError};
+use wobble::force::{Gravity, SpringParams};
+use wobble::integrate::IntegratorKind;
+use wobble::model::Vec3s;
+use wobble::world::{SimParams, World};
+
+const TOL: f64 = 1e-12;
+
+fn v(x: f64, y: f64, z: f64) -> DVec3 {
+    DVec3::new(x, y, z)
+}
+
+// ---- narrow phase: point–triangle ----
+
+#[test]
+fn point_above_triangle_interior_projects_onto_it() {
+    // Triangle in z = 0; the point (0.25, 0.25, 2) projects to (0.25, 0.25, 0),
+    // barycentric (0.5, 0.25, 0.25), distance 2.
+    let (d2, w) = narrow::point_triangle(v(0.25, 0.25, 2.0), v(0., 0., 0.), v(1., 0., 0.), v(0., 1., 0.));
+    assert!((d2 - 4.0).abs() < TOL, "squared distance {d2}");
+    for (got, want) in w.iter().zip([0.5, 0.25, 0.25]) {
+        assert!((got - want).abs() < TOL, "weights {w:?}");
+    }
+}
+
+#[test]
+fn point_beyond_an_edge_and_a_corner() {
+    let (a, b, c) = (v(0., 0., 0.), v(1., 0., 0.), v(0., 1., 0.));
+    // Below edge ab: closest point (0.3, 0, 0), distance √(0.5² + 1²).
+    let (d2, w) = narrow::point_triangle(v(0.3, -0.5, 1.0), a, b, c);
+    assert!((d2 - 1.25).abs() < TOL && (w[0] - 0.7).abs() < TOL && (w[1] - 0.3).abs() < TOL && w[2] == 0.0);
+    // Beyond corner b: closest point b.
+    let (d2, w) = narrow::point_triangle(v(2.0, -1.0, 0.0), a, b, c);
+    assert!((d2 - 2.0).abs() < TOL && w == [0.0, 1.0, 0.0]);
+    // Beyond the hypotenuse bc: closest point (0.5, 0.5, 0).
+    let (d2, w) = narrow::point_triangle(v(1.0, 1.0, 0.0), a, b, c);
+    assert!((d2 - 0.5).abs() < TOL && (w[1] - 0.5).abs() < TOL && (w[2] - 0.5).abs() < TOL);
+}
+
+#[test]
+fn degenerate_triangle_falls_back_to_its_edges() {
+    // All three corners on the x axis: the nearest point to (0.5, 1, 0) is (0.5, 0, 0).
+    let (d2, w) = narrow::point_triangle(v(0.5, 1.0, 0.0), v(0., 0., 0.), v(1., 0., 0.), v(2., 0., 0.));
+    assert!((d2 - 1.0).abs() < TOL, "squared distance {d2}");
+    assert!(w.iter().all(|x| x.is_finite()) && (w.iter().sum::<f64>() - 1.0).abs() < TOL, "weights {w:?}");
+    let p = w[0] * v(0., 0., 0.) + w[1] * v(1., 0., 0.) + w[2] * v(2., 0., 0.);
+    assert!((p - v(0.5, 0.0, 0.0)).length() < TOL);
+}
+
+// ---- narrow phase: edge–edge ----
+
+#[test]
+fn crossing_edges_meet_at_their_midpoints() {
+    // x axis segment at z = 0 and a y-direction segment at z = 0.3 crossing above (0.5, 0).
+    let (d2, s, t) = narrow::segment_segment(v(0., 0., 0.), v(1., 0., 0.), v(0.5, -1., 0.3), v(0.5, 1., 0.3));
+    assert!((d2 - 0.09).abs() < TOL && (s - 0.5).abs() < TOL && (t - 0.5).abs() < TOL, "{d2} {s} {t}");
+}
+
+#[test]
+fn parallel_edges_give_their_separation() {
+    // Two parallel segments 0.2 apart, overlapping in x over [0.5, 1].
+    let (d2, s, t) = narrow::segment_segment(v(0., 0., 0.), v(1., 0., 0.), v(0.5, 0.2, 0.), v(1.5, 0.2, 0.));
+    assert!((d2 - 0.04).abs() < TOL, "squared distance {d2}");
+    let p = v(0., 0., 0.) + s * v(1., 0., 0.);
+    let q = v(0.5, 0.2, 0.) + t * v(1., 0., 0.);
+    assert!(((p - q).length_squared() - 0.04).abs() < TOL);
+    // Collinear but apart: gap 0.5 between end and start.
+    let (d2, ..) = narrow::segment_segment(v(0., 0., 0.), v(1., 0., 0.), v(1.5, 0., 0.), v(2.5, 0., 0.));
+    assert!((d2 - 0.25).abs() < TOL);
+}
+
+// ---- continuous detection ----
+
+fn ccd(kind: PairKind, x0: [DVec3; 4], x1: [DVec3; 4], eta: f64) -> Option<narrow::Hit> {
+    narrow::ccd(kind, &x0, &x1, eta, &mut Vec::new())
+}
+
+#[test]
+fn vertex_falling_through_a_triangle_is_caught_at_the_crossing() {
+    // The vertex falls from z = 1 to z = −3 over a triangle in z = 0: it crosses at t = 0.25.
+    let tri = [v(-1., -1., 0.), v(2., -1., 0.), v(-1., 2., 0.)];
+    let x0 = [v(0.2, 0.2, 1.0), tri[0], tri[1], tri[2]];
+    let x1 = [v(0.2, 0.2, -3.0), tri[0], tri[1], tri[2]];
+    let hit = ccd(PairKind::VertexTriangle, x0, x1, 1e-6).expect("a crossing");
+    assert!((hit.t - 0.25).abs() < 1e-9, "hit at t = {}", hit.t);
+    // Missing the triangle sideways: no hit.
+    let x0 = [v(5.0, 5.0, 1.0), tri[0], tri[1], tri[2]];
+    let x1 = [v(5.0, 5.0, -3.0), tri[0], tri[1], tri[2]];
+    assert!(ccd(PairKind::VertexTriangle, x0, x1, 1e-6).is_none());
+}
+
+#[test]
+fn moving_triangle_sweeping_over_a_vertex_is_caught() {
+    // The triangle rises from z = −1 to z = 1 through a still vertex at z = 0.5: t = 0.75.
+    let tri0 = [v(-1., -1., -1.), v(2., -1., -1.), v(-1., 2., -1.)];
+    let tri1 = tri0.map(|p| p + v(0., 0., 2.));
+    let p = v(0.1, 0.1, 0.5);
+    let hit = ccd(PairKind::VertexTriangle, [p, tri0[0], tri0[1], tri0[2]], [p, tri1[0], tri1[1], tri1[2]], 1e-6)
+        .expect("a crossing");
+    assert!((hit.t - 0.75).abs() < 1e-9, "hit at t = {}", hit.t);
+}
+
+#[test]
+fn contact_at_the_end_of_the_step_is_a_hit() {
+    // The vertex lands exactly on the triangle at t = 1.
+    let tri = [v(-1., -1., 0.), v(2., -1., 0.), v(-1., 2., 0.)];
+    let hit = ccd(
+        PairKind::VertexTriangle,
+        [v(0., 0., 1.), tri[0], tri[1], tri[2]],
+        [v(0., 0., 0.), tri[0], tri[1], tri[2]],
+        1e-6,
+    )
+    .expect("a touch at the end");
+    assert!((hit.t - 1.0).abs() < 1e-12, "hit at t = {}", hit.t);
+    // Stopping 1 mm short is not a hit with η = 0.1 mm.
+    assert!(
+        ccd(
+            PairKind::VertexTriangle,
+            [v(0., 0., 1.), tri[0], tri[1], tri[2]],
+            [v(0., 0., 1e-3), tri[0], tri[1], tri[2]],
+            1e-4
+        )
+        .is_none()
+    );
+}
+
+#[test]
+fn edges_passing_through_each_other_are_caught() {
+    // Edge along x at z = 0; edge along y moving from z = 1 to z = −1: crossing at t = 0.5.
+    let (a, b) = (v(-1., 0., 0.), v(1., 0., 0.));
+    let x0 = [a, b, v(0., -1., 1.), v(0., 1., 1.)];
+    let x1 = [a, b, v(0., -1., -1.), v(0., 1., -1.)];
+    let hit = ccd(PairKind::EdgeEdge, x0, x1, 1e-6).expect("a crossing");
+    assert!((hit.t - 0.5).abs() < 1e-9, "hit at t = {}", hit.t);
+    assert!((hit.at.w[0] - 0.5).abs() < 1e-9 && (hit.at.w[2] + 0.5).abs() < 1e-9, "weights {:?}", hit.at.w);
+    // Passing beside the first edge's end: no hit.
+    let x0 = [a, b, v(3., -1., 1.), v(3., 1., 1.)];
+    let x1 = [a, b, v(3., -1., -1.), v(3., 1., -1.)];
+    assert!(ccd(PairKind::EdgeEdge, x0, x1, 1e-6).is_none());
+}
+
+#[test]
+fn parallel_edges_moving_through_each_other_are_caught() {
+    // Two parallel edges: the second moves from 1 above to 1 below the first.
+    let (a, b) = (v(0., 0., 0.), v(1., 0., 0.));
+    let x0 = [a, b, v(0.2, 0., 1.), v(0.8, 0., 1.)];
+    let x1 = [a, b, v(0.2, 0., -1.), v(0.8, 0., -1.)];
+    let hit = ccd(PairKind::EdgeEdge, x0, x1, 1e-6).expect("a crossing");
+    assert!((hit.t - 0.5).abs() < 1e-6, "hit at t = {}", hit.t);
+}
+
+// ---- independent intersection checker ----
+
+#[test]
+fn checker_finds_crossing_pairs_and_passes_separate_ones() {
+    let t = [v(0., 0., 0.), v(1., 0., 0.), v(0., 1., 0.)];
+    // A triangle piercing t vertically through (0.2, 0.2).
+    let piercing = [v(0.2, 0.2, -1.), v(0.2, 0.2, 1.), v(0.3, 0.25, 0.0)];
+    assert!(triangles_intersect(t, piercing));
+    // The same, shifted up so it stays above: no intersection.
+    assert!(!triangles_intersect(t, piercing.map(|p| p + v(0., 0., 1.5))));
+    // Parallel planes: none.
+    assert!(!triangles_intersect(t, t.map(|p| p + v(0., 0., 0.01))));
+    // Coplanar and overlapping: counted.
+    assert!(triangles_intersect(t, t.map(|p| p + v(0.1, 0.1, 0.))));
+    // Segment through the interior and beside it.
+    assert!(segment_crosses_triangle(v(0.1, 0.1, 1.), v(0.1, 0.1, -1.), t));
+    assert!(!segment_crosses_triangle(v(0.9, 0.9, 1.), v(0.9, 0.9, -1.), t));
+    // Through the whole mesh routine: pairs sharing a vertex are skipped.
+    let x = Vec3s::from_vecs(&[t[0], t[1], t[2], piercing[0], piercing[1], piercing[2]]);
+    assert_eq!(count_intersections(&[[0, 1, 2], [3, 4, 5]], &[0, 1], &x, true), 1);
+    assert_eq!(count_intersections(&[[0, 1, 2], [0, 4, 5]], &[0, 0], &x, true), 0);
+}
+
+// ---- whole worlds ----
+
+fn cloth(nx: usize, origin: DVec3, spacing: f64) -> Cloth {
+    let s = SpringParams::linear(400.0, 0.2);
+    Cloth {
+        nx,
+        ny: nx,
+        spacing,
+        origin,
+        u: DVec3::X,
+        v: DVec3::Z,
+        mass: 0.2,
+        structural: s,
+        shear: Some(s),
+        bend: Some(SpringParams::linear(40.0, 0.05)),
+        ..Cloth::default()
+    }
+}
+
+fn intersections(world: &World) -> usize {
+    let t = &world.topology;
+    let groups: Vec<usize> = (0..t.triangles.len())
+        .map(|k| t.bodies.iter().position(|b| b.triangles.contains(&k)).unwrap_or(0))
+        .collect();
+    count_intersections(&t.triangles, &groups, &world.state.x, true)
+}
+
+/// A cloth dropped onto a second, pinned one below it: with every integrator, the two
+/// never intersect after any step, and the falling cloth comes to rest on the lower.
+#[test]
+fn falling_cloth_lands_on_a_pinned_cloth_without_passing_through() {
+    for kind in [IntegratorKind::SymplecticEuler, IntegratorKind::Verlet, IntegratorKind::ImplicitEuler] {
+        let mut b = WorldBuilder::new();
+        let lower = cloth(10, v(-0.1, 0.0, -0.1), 0.02).build(&mut b, "lower").unwrap();
+        for (i, j) in [(0, 0), (9, 0), (0, 9), (9, 9)] {
+            b.pin(lower.particle(i, j));
+        }
+        cloth(8, v(-0.07, 0.05, -0.07), 0.02).build(&mut b, "upper").unwrap();
+        b.add_force(Gravity::default());
+        let dt = if kind == IntegratorKind::ImplicitEuler { 1e-3 } else { 5e-4 };
+        let mut world = b.build(SimParams { dt, integrator: kind, ..SimParams::default() }).unwrap();
+        assert!(world.warnings.is_empty(), "{:?}", world.warnings);
+        let steps = (1.5 / dt) as usize;
+        for step in 0..steps {
+            world.step().unwrap_or_else(|e| panic!("{kind}: {e}"));
+            let n = intersections(&world);
+            assert_eq!(n, 0, "{kind}: {n} intersecting triangle pairs after step {}", step + 1);
+        }
+        // The upper cloth rests on the lower (its lowest point above the lower cloth's
+        // lowest point, and it is not falling any more).
+        let upper = world.topology.body("upper").unwrap().particles.clone();
+        let lower = world.topology.body("lower").unwrap().particles.clone();
+        let min_y = |r: std::ops::Range<usize>| r.map(|i| world.state.x.get(i).y).fold(f64::INFINITY, f64::min);
+        assert!(min_y(upper.clone()) > min_y(lower), "{kind}: upper cloth fell below the lower one");
+        let n = upper.len() as f64;
+        let mean_speed = upper.map(|i| world.state.v.get(i).length()).sum::<f64>() / n;
+        assert!(mean_speed < 0.05, "{kind}: upper cloth still moves at {mean_speed} m/s on average");
+    }
+}
+
+/// Two cloths thrown at each other with no gravity: linear momentum is conserved by
+/// the contact response to round-off.
+#[test]
+fn head_on_collision_conserves_momentum() {
+    let mut b = WorldBuilder::new();
+    let a = cloth(6, v(0.0, 0.0, 0.0), 0.02).build(&mut b, "a").unwrap();
+    let c = cloth(6, v(0.01, 0.03, 0.01), 0.02).build(&mut b, "b").unwrap();
+    let n_a = a.nx * a.ny;
+    b.set_velocity(a.first..a.first + n_a, v(0.0, 1.0, 0.0));
+    b.set_velocity(c.first..c.first + n_a, v(0.0, -1.0, 0.0));
+    let mut world = b.build(SimParams { dt: 5e-4, ..SimParams::default() }).unwrap();
+    let p0 = world.metrics().momentum;
+    let mut hits = 0;
+    for _ in 0..200 {
+        world.step().unwrap();
+        hits += world.last_contact().ccd_hits + world.last_contact().proximity;
+        assert_eq!(intersections(&world), 0);
+    }
+    assert!(hits > 0, "the cloths never touched");
+    let p1 = world.metrics().momentum;
+    assert!((p1 - p0).length() < 1e-9, "momentum changed from {p0} to {p1}");
+    // They bounced apart: a's particles are on average below b's.
+    let mean_y = |r: std::ops::Range<usize>| r.clone().map(|i| world.state.x.get(i).y).sum::<f64>() / r.len() as f64;
+    assert!(mean_y(0..n_a) < mean_y(n_a..2 * n_a));
+}
+
+#[test]
+fn bad_thickness_is_rejected_with_a_value_that_works() {
+    let mut b = WorldBuilder::new();
+    cloth(6, DVec3::ZERO, 0.02).build(&mut b, "c").unwrap();
+    b.set_contact("c", ContactOptions { thickness: Some(-1.0), ..ContactOptions::default() });
+    let err = b.build(SimParams::default()).unwrap_err();
+    assert!(matches!(err, wobble::build::BuildError::Contact(SurfaceError::BadThickness { .. })), "{err}");
+    let mut b = WorldBuilder::new();
+    cloth(6, DVec3::ZERO, 0.02).build(&mut b, "c").unwrap();
+    b.set_contact("c", ContactOptions { thickness: Some(0.05), ..ContactOptions::default() });
+    let err = b.build(SimParams::default()).unwrap_err();
+    let text = err.to_string();
+    match err {
+        wobble::build::BuildError::Contact(SurfaceError::ThicknessTooLarge { gap, .. }) => {
+            // Rest gap of a cloth with diagonals: a vertex to the far diagonal of its
+            // cell, spacing / √2.
+            assert!((gap - 0.02 / 2f64.sqrt()).abs() < 1e-9, "gap {gap}");
+        }
+        other => panic!("unexpected error {other}"),
+    }
+    assert!(text.contains("self_collide = false"), "{text}");
+    // Without self-collision the same thickness is fine.
+    let mut b = WorldBuilder::new();
+    cloth(6, DVec3::ZERO, 0.02).build(&mut b, "c").unwrap();
+    b.set_contact("c", ContactOptions { thickness: Some(0.05), self_collide: Some(false), ..ContactOptions::default() });
+    assert!(b.build(SimParams::default()).is_ok());
+}
+
+#[test]
+fn bodies_that_start_interpenetrating_get_a_warning_and_still_run() {
+    let mut b = WorldBuilder::new();
+    // A vertical cloth cutting through a horizontal one.
+    cloth(6, v(0.0, 0.0, 0.0), 0.02).build(&mut b, "flat").unwrap();
+    let mut upright = cloth(6, v(0.05, -0.05, 0.03), 0.02);
+    upright.v = DVec3::Y;
+    upright.build(&mut b, "upright").unwrap();
+    let mut world = b.build(SimParams { dt: 5e-4, ..SimParams::default() }).unwrap();
+    assert!(
+        world.warnings.iter().any(|w| w.contains("`flat`") && w.contains("`upright`")),
+        "warnings: {:?}",
+        world.warnings
+    );
+    world.run(20).unwrap();
+}
