@@ -99,18 +99,16 @@ pub fn segment_crosses_triangle(p: DVec3, q: DVec3, [a, b, c]: [DVec3; 3]) -> bo
     if (op > 0.0 && oq > 0.0) || (op < 0.0 && oq < 0.0) {
         return false;
     }
-    // The segment's line passes inside the triangle when it sees the three edges
-    // turning the same way.
-    let s1 = orient(p, q, a, b);
-    let s2 = orient(p, q, b, c);
-    let s3 = orient(p, q, c, a);
-    (s1 >= 0.0 && s2 >= 0.0 && s3 >= 0.0) || (s1 <= 0.0 && s2 <= 0.0 && s3 <= 0.0)
+    // The segment meets the plane at one point; it intersects when that point lies
+    // in the triangle (tested in the plane, so nearly coplanar segments are judged
+    // by where they cross, not by the signs of vanishing volumes).
+    let crossing = p + (q - p) * (op / (op - oq));
+    point_in_triangle(crossing, [a, b, c])
 }
 
-/// Segment and triangle in one plane: project onto the plane's dominant axes and
-/// test for overlap (an end inside, or an edge crossing).
-fn coplanar_segment_triangle(p: DVec3, q: DVec3, [a, b, c]: [DVec3; 3]) -> bool {
-    let n = (b - a).cross(c - a).abs();
+/// Projects onto the two axes where the triangle's normal is smallest.
+fn flatten(n: DVec3) -> impl Fn(DVec3) -> (f64, f64) {
+    let n = n.abs();
     let drop = if n.x >= n.y && n.x >= n.z {
         0
     } else if n.y >= n.z {
@@ -118,13 +116,32 @@ fn coplanar_segment_triangle(p: DVec3, q: DVec3, [a, b, c]: [DVec3; 3]) -> bool 
     } else {
         2
     };
-    let flat = |v: DVec3| match drop {
+    move |v: DVec3| match drop {
         0 => (v.y, v.z),
         1 => (v.x, v.z),
         _ => (v.x, v.y),
-    };
+    }
+}
+
+fn cross2(o: (f64, f64), u: (f64, f64), v: (f64, f64)) -> f64 {
+    (u.0 - o.0) * (v.1 - o.1) - (u.1 - o.1) * (v.0 - o.0)
+}
+
+/// True when `p` (a point of the triangle's plane) lies in triangle (a, b, c),
+/// boundary included.
+fn point_in_triangle(p: DVec3, [a, b, c]: [DVec3; 3]) -> bool {
+    let flat = flatten((b - a).cross(c - a));
+    let (p, a, b, c) = (flat(p), flat(a), flat(b), flat(c));
+    let (d1, d2, d3) = (cross2(a, b, p), cross2(b, c, p), cross2(c, a, p));
+    (d1 >= 0.0 && d2 >= 0.0 && d3 >= 0.0) || (d1 <= 0.0 && d2 <= 0.0 && d3 <= 0.0)
+}
+
+/// Segment and triangle in one plane: project onto the plane's dominant axes and
+/// test for overlap (an end inside, or an edge crossing).
+fn coplanar_segment_triangle(p: DVec3, q: DVec3, [a, b, c]: [DVec3; 3]) -> bool {
+    let flat = flatten((b - a).cross(c - a));
     let (p, q, a, b, c) = (flat(p), flat(q), flat(a), flat(b), flat(c));
-    let cross = |o: (f64, f64), u: (f64, f64), v: (f64, f64)| (u.0 - o.0) * (v.1 - o.1) - (u.1 - o.1) * (v.0 - o.0);
+    let cross = cross2;
     let inside = |s: (f64, f64)| {
         let (d1, d2, d3) = (cross(a, b, s), cross(b, c, s), cross(c, a, s));
         (d1 >= 0.0 && d2 >= 0.0 && d3 >= 0.0) || (d1 <= 0.0 && d2 <= 0.0 && d3 <= 0.0)
