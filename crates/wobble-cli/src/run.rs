@@ -69,6 +69,9 @@ fn io(what: &str, path: &Path, e: impl std::fmt::Display) -> RunError {
 /// Runs `scene`, writing frames, `metrics.csv` and `summary.json`.
 pub fn run(scene: &Scene, opts: &RunOptions) -> Result<RunEnd, RunError> {
     let Built { mut world, bodies } = scene.build().map_err(RunError::Scene)?;
+    for w in &world.warnings {
+        eprintln!("warning: {w}");
+    }
     let sim = &scene.simulation;
     let dt = sim.dt;
     let steps = opts

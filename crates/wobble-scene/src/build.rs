@@ -88,6 +88,9 @@ impl Scene {
                 body_constraints.push(Box::new(Sticks::new(&format!("{}-sticks", spec.name), sticks)));
             }
             b.set_velocity(built.particles.clone(), spec.velocity);
+            if spec.contact != wobble::contact::ContactOptions::default() {
+                b.set_contact(&spec.name, spec.contact);
+            }
             if let Some(sel) = &spec.pin {
                 for i in self.resolve(sel, &built, &b)? {
                     b.pin(i);
@@ -150,7 +153,21 @@ impl Scene {
             verlet_drag: sim.verlet_drag,
             constraint_iterations: sim.constraint_iterations,
         };
-        let mut world = b.build(params).map_err(|e| self.err(0..0, &e))?;
+        let mut world = b.build(params).map_err(|e| {
+            // Contact errors point at the body's `thickness` (or the body).
+            let span = match &e {
+                BuildError::Contact(
+                    wobble::contact::SurfaceError::BadThickness { body, .. }
+                    | wobble::contact::SurfaceError::ThicknessTooLarge { body, .. },
+                ) => self
+                    .bodies
+                    .iter()
+                    .find(|s| &s.name == body)
+                    .map(|s| s.key_spans.get("thickness").cloned().unwrap_or(s.span.clone())),
+                _ => None,
+            };
+            self.err(span.unwrap_or(0..0), &e)
+        })?;
         world.set_solver_settings(sim.solver);
         for d in &self.drags {
             let pick = match &d.pick {

@@ -156,6 +156,8 @@ pub struct BodySpec {
     pub sticks: Vec<SpringKind>,
     /// Provot's stretch limit on some spring kinds.
     pub stretch_limit: Option<LimitSpec>,
+    /// `collide`, `self_collide` and `thickness` (see `wobble::contact`).
+    pub contact: wobble::contact::ContactOptions,
     /// Span of the body's table.
     pub span: Range<usize>,
     /// Spans of its keys, for builder errors.
@@ -593,6 +595,16 @@ fn read_body(t: &Table<'_, '_>) -> Result<BodySpec, SceneError> {
     let mass = t.positive("mass", Some(1.0), "kg")?;
     let origin = t.vec3_or("origin", DVec3::ZERO)?;
     let pin = t.table("pin")?.map(|s| read_selection(&s)).transpose()?;
+    let thickness = t.f64("thickness")?;
+    if let Some(h) = thickness
+        && !(h.is_finite() && h > 0.0)
+    {
+        return Err(t
+            .error(t.span_of("thickness"), format!("`thickness` = {h} must be a positive contact distance (m)"))
+            .with_help("leave it out for the default (a quarter of the surface's mean edge length)"));
+    }
+    let contact =
+        wobble::contact::ContactOptions { collide: t.bool("collide")?, self_collide: t.bool("self_collide")?, thickness };
     let sticks = match t.array("sticks")? {
         Some(items) => read_kinds(t, "sticks", items)?,
         None => Vec::new(),
@@ -737,7 +749,7 @@ fn read_body(t: &Table<'_, '_>) -> Result<BodySpec, SceneError> {
     };
     let key_spans = t.entries().map(|(k, _, v)| (k.to_owned(), v.span())).collect();
     t.finish()?;
-    Ok(BodySpec { name, shape, pin, velocity, sticks, stretch_limit, span: t.span(), key_spans })
+    Ok(BodySpec { name, shape, pin, velocity, sticks, stretch_limit, contact, span: t.span(), key_spans })
 }
 
 fn read_camera(t: &Table<'_, '_>) -> Result<CameraSpec, SceneError> {

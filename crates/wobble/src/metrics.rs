@@ -39,6 +39,18 @@ pub struct Metrics {
     pub iterations: u32,
     /// Linear-solver relative residual in the last step.
     pub residual: f64,
+    /// Candidate contact pairs from the broad phase in the last step.
+    pub contact_pairs: usize,
+    /// Pairs closer than their contact distance at the end of the last step.
+    pub contact_proximity: usize,
+    /// Collisions found by continuous detection in the last step.
+    pub ccd_hits: usize,
+    /// Rigid impact-zone rounds in the last step (the first fail-safe).
+    pub impact_zone_rounds: usize,
+    /// Particles frozen in the last step (the last resort).
+    pub frozen_particles: usize,
+    /// Steps since the start in which a fail-safe (impact zones or freezing) fired.
+    pub failsafe_steps: u64,
 }
 
 /// Axis-aligned bounds of `x` (zero box when empty).
@@ -110,6 +122,7 @@ pub fn measure(world: &World) -> Metrics {
     let volumes: Vec<f64> =
         world.topology.bodies.iter().filter_map(|b| world.topology.enclosed_volume(b, &s.x)).collect();
     let report = world.last_report();
+    let contact = world.last_contact();
     Metrics {
         time: world.time(),
         step: world.steps(),
@@ -125,5 +138,11 @@ pub fn measure(world: &World) -> Metrics {
         volume: (!volumes.is_empty()).then(|| volumes.iter().sum()),
         iterations: report.iterations,
         residual: report.residual,
+        contact_pairs: contact.pairs,
+        contact_proximity: contact.proximity,
+        ccd_hits: contact.ccd_hits,
+        impact_zone_rounds: contact.zone_rounds,
+        frozen_particles: contact.frozen,
+        failsafe_steps: world.contact_totals().failsafe_steps,
     }
 }

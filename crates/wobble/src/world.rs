@@ -157,6 +157,8 @@ pub struct ContactTotals {
     pub zone_steps: u64,
     /// Steps in which particles had to be frozen (the last resort).
     pub frozen_steps: u64,
+    /// Steps in which either fail-safe fired.
+    pub failsafe_steps: u64,
     /// Collisions found by continuous detection.
     pub ccd_hits: u64,
 }
@@ -351,7 +353,9 @@ impl World {
         let (t, h) = (self.time, self.params.dt);
         // 1. Inputs.
         interact::apply_scripts(self, t);
-        self.x_start.copy_from(&self.state.x);
+        if !self.contacts.surfaces.is_empty() {
+            self.x_start.copy_from(&self.state.x);
+        }
         // 2. Integrate, 3. project.
         let mut sys = WorldSystem {
             particles: &self.particles,
@@ -387,6 +391,7 @@ impl World {
         t.ccd_steps += u64::from(r.ccd_hits > 0);
         t.zone_steps += u64::from(r.zone_rounds > 0);
         t.frozen_steps += u64::from(r.frozen > 0);
+        t.failsafe_steps += u64::from(r.zone_rounds > 0 || r.frozen > 0);
         t.ccd_hits += r.ccd_hits as u64;
     }
 

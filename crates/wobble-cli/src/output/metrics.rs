@@ -7,7 +7,7 @@ use std::path::Path;
 use wobble::metrics::Metrics;
 
 /// Column names of the metrics CSV, in order.
-pub const COLUMNS: [&str; 22] = [
+pub const COLUMNS: [&str; 28] = [
     "step",
     "time",
     "kinetic",
@@ -30,6 +30,12 @@ pub const COLUMNS: [&str; 22] = [
     "volume",
     "iterations",
     "residual",
+    "contact_pairs",
+    "contact_proximity",
+    "ccd_hits",
+    "impact_zone_rounds",
+    "frozen_particles",
+    "failsafe_steps",
 ];
 
 /// Writes metrics rows to a CSV file.
@@ -71,6 +77,12 @@ impl MetricsWriter {
             m.volume.map(v).unwrap_or_default(),
             m.iterations.to_string(),
             v(m.residual),
+            m.contact_pairs.to_string(),
+            m.contact_proximity.to_string(),
+            m.ccd_hits.to_string(),
+            m.impact_zone_rounds.to_string(),
+            m.frozen_particles.to_string(),
+            m.failsafe_steps.to_string(),
         ];
         writeln!(self.out, "{}", fields.join(","))
     }

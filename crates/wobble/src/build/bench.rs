@@ -50,6 +50,8 @@ pub fn bench_world(n: usize) -> Result<(World, ClothHandle), BuildError> {
     b.pin(h.particle(0, 0));
     b.pin(h.particle(n - 1, 0));
     b.add_force(Gravity::default());
+    // The reference loop has no collisions.
+    b.set_contact("cloth", crate::contact::ContactOptions { collide: Some(false), ..Default::default() });
     let world =
         b.build(SimParams { dt: BENCH_DT, integrator: IntegratorKind::SymplecticEuler, ..SimParams::default() })?;
     Ok((world, h))
