@@ -603,8 +603,11 @@ fn read_body(t: &Table<'_, '_>) -> Result<BodySpec, SceneError> {
             .error(t.span_of("thickness"), format!("`thickness` = {h} must be a positive contact distance (m)"))
             .with_help("leave it out for the default (a quarter of the surface's mean edge length)"));
     }
-    let contact =
-        wobble::contact::ContactOptions { collide: t.bool("collide")?, self_collide: t.bool("self_collide")?, thickness };
+    let contact = wobble::contact::ContactOptions {
+        collide: t.bool("collide")?,
+        self_collide: t.bool("self_collide")?,
+        thickness,
+    };
     let sticks = match t.array("sticks")? {
         Some(items) => read_kinds(t, "sticks", items)?,
         None => Vec::new(),

@@ -202,9 +202,8 @@ fn cloth(nx: usize, origin: DVec3, spacing: f64) -> Cloth {
 
 fn intersections(world: &World) -> usize {
     let t = &world.topology;
-    let groups: Vec<usize> = (0..t.triangles.len())
-        .map(|k| t.bodies.iter().position(|b| b.triangles.contains(&k)).unwrap_or(0))
-        .collect();
+    let groups: Vec<usize> =
+        (0..t.triangles.len()).map(|k| t.bodies.iter().position(|b| b.triangles.contains(&k)).unwrap_or(0)).collect();
     count_intersections(&t.triangles, &groups, &world.state.x, true)
 }
 
@@ -233,7 +232,8 @@ fn falling_cloth_lands_on_a_pinned_cloth_without_passing_through() {
         // still bounces, lightly damped) and lies just above it.
         let upper = world.topology.body("upper").unwrap().particles.clone();
         let lower = world.topology.body("lower").unwrap().particles.clone();
-        let mean = |r: std::ops::Range<usize>, f: &dyn Fn(usize) -> DVec3| r.clone().map(f).sum::<DVec3>() / r.len() as f64;
+        let mean =
+            |r: std::ops::Range<usize>, f: &dyn Fn(usize) -> DVec3| r.clone().map(f).sum::<DVec3>() / r.len() as f64;
         let dv = mean(upper.clone(), &|i| world.state.v.get(i)) - mean(lower.clone(), &|i| world.state.v.get(i));
         let dy = mean(upper, &|i| world.state.x.get(i)).y - mean(lower, &|i| world.state.x.get(i)).y;
         assert!(dv.length() < 0.05, "{kind}: the cloths move apart at {dv} m/s");
@@ -291,7 +291,10 @@ fn bad_thickness_is_rejected_with_a_value_that_works() {
     // Without self-collision the same thickness is fine.
     let mut b = WorldBuilder::new();
     cloth(6, DVec3::ZERO, 0.02).build(&mut b, "c").unwrap();
-    b.set_contact("c", ContactOptions { thickness: Some(0.05), self_collide: Some(false), ..ContactOptions::default() });
+    b.set_contact(
+        "c",
+        ContactOptions { thickness: Some(0.05), self_collide: Some(false), ..ContactOptions::default() },
+    );
     assert!(b.build(SimParams::default()).is_ok());
 }
 

@@ -134,9 +134,12 @@ pub struct Contacts {
     hash: SpatialHash,
     boxes: Vec<Aabb>,
     pairs: Vec<Pair>,
-    scratch_ids: Vec<u32>,
-    scratch_times: Vec<f64>,
     hits: Vec<(usize, Hit)>,
+    close: Vec<u32>,
+    /// Start positions when `pairs` was built (empty: rebuild next time).
+    built_at: Vec3s,
+    /// Extra growth of the boxes `pairs` was built with, m.
+    margin: f64,
     zone_of: Vec<u32>,
     frozen: Vec<bool>,
 }
@@ -153,9 +156,10 @@ impl Contacts {
             hash: SpatialHash::default(),
             boxes: Vec::new(),
             pairs: Vec::new(),
-            scratch_ids: Vec::new(),
-            scratch_times: Vec::new(),
             hits: Vec::new(),
+            close: Vec::new(),
+            built_at: Vec3s::default(),
+            margin: 0.0,
             zone_of: Vec::new(),
             frozen: Vec::new(),
         }
@@ -228,7 +232,7 @@ impl Contacts {
             return report;
         }
         let clock = std::time::Instant::now();
-        self.broad_phase(x0, &state.x);
+        self.ensure_pairs(x0, &state.x);
         report.pairs = self.pairs.len();
         report.seconds_broad = clock.elapsed().as_secs_f64();
         let clock = std::time::Instant::now();
@@ -240,7 +244,7 @@ impl Contacts {
         for round in 0..s.ccd_iterations {
             if round > 0 {
                 let clock = std::time::Instant::now();
-                self.broad_phase(x0, &state.x);
+                self.ensure_pairs(x0, &state.x);
                 report.seconds_broad += clock.elapsed().as_secs_f64();
             }
             let clock = std::time::Instant::now();
@@ -261,7 +265,7 @@ impl Contacts {
             self.zone_of.extend(0..state.len() as u32);
             for _ in 0..s.zone_iterations {
                 let clock = std::time::Instant::now();
-                self.broad_phase(x0, &state.x);
+                self.ensure_pairs(x0, &state.x);
                 self.find_hits(x0, &state.x);
                 report.seconds_narrow += clock.elapsed().as_secs_f64();
                 if self.hits.is_empty() {
@@ -281,7 +285,7 @@ impl Contacts {
             self.frozen.clear();
             self.frozen.resize(state.len(), false);
             loop {
-                self.broad_phase(x0, &state.x);
+                self.ensure_pairs(x0, &state.x);
                 self.find_hits(x0, &state.x);
                 if self.hits.is_empty() {
                     break;
@@ -314,28 +318,58 @@ impl Contacts {
         self.broad_phase(x, x);
     }
 
-    /// Rebuilds `pairs` for the sweep `x0` → `x1`.
+    /// Makes `pairs` hold every pair whose sweeps x0 → x1 (grown by the contact
+    /// distance) overlap, reusing the last list while no particle has moved more
+    /// than the margin from where it was when the list was built.
+    fn ensure_pairs(&mut self, x0: &Vec3s, x1: &Vec3s) {
+        if self.built_at.len() == x0.len() && self.margin > 0.0 {
+            let m = self.margin;
+            let moved = |x: &Vec3s| {
+                let b = &self.built_at;
+                (0..x.len()).any(|i| {
+                    let d = (x.get(i) - b.get(i)).abs();
+                    d.x > m || d.y > m || d.z > m
+                })
+            };
+            if !moved(x0) && !moved(x1) {
+                return;
+            }
+        }
+        self.margin = self.surfaces.bodies.iter().map(|b| b.thickness).fold(0.0, f64::max);
+        self.build_pairs(x0, x1, self.margin);
+        self.built_at.copy_from(x0);
+    }
+
+    /// Rebuilds `pairs` for the sweep `x0` → `x1` (margin 0: valid for this sweep
+    /// only).
     fn broad_phase(&mut self, x0: &Vec3s, x1: &Vec3s) {
+        self.build_pairs(x0, x1, 0.0);
+        self.built_at.resize(0);
+    }
+
+    /// Rebuilds `pairs` for the sweep `x0` → `x1` with every box grown by a further
+    /// `margin` (m).
+    fn build_pairs(&mut self, x0: &Vec3s, x1: &Vec3s, margin: f64) {
         let surf = &self.surfaces;
         self.pairs.clear();
         // Cell size: the mean extent of the triangle (or edge) boxes.
         let tri_boxes = surf.triangles.len();
         self.boxes.clear();
         for (k, t) in surf.triangles.iter().enumerate() {
-            let m = 0.5 * surf.thickness_of(surf.triangle_body[k]);
+            let m = 0.5 * surf.thickness_of(surf.triangle_body[k]) + margin;
             let p = t.map(|i| x0.get(i as usize));
             let q = t.map(|i| x1.get(i as usize));
             self.boxes.push(Aabb::around(&[p[0], p[1], p[2], q[0], q[1], q[2]], m));
         }
         for (k, e) in surf.edges.iter().enumerate() {
-            let m = 0.5 * surf.thickness_of(surf.edge_body[k]);
+            let m = 0.5 * surf.thickness_of(surf.edge_body[k]) + margin;
             let p = e.map(|i| x0.get(i as usize));
             let q = e.map(|i| x1.get(i as usize));
             self.boxes.push(Aabb::around(&[p[0], p[1], q[0], q[1]], m));
         }
         let point_first = self.boxes.len();
         for (k, &v) in surf.points.iter().enumerate() {
-            let m = 0.5 * surf.thickness_of(surf.point_body[k]);
+            let m = 0.5 * surf.thickness_of(surf.point_body[k]) + margin;
             self.boxes.push(Aabb::around(&[x0.get(v as usize), x1.get(v as usize)], m));
         }
         if self.boxes.is_empty() {
@@ -343,88 +377,86 @@ impl Contacts {
         }
         let mean = self.boxes.iter().map(|b| (b.hi - b.lo).max_element()).sum::<f64>() / self.boxes.len() as f64;
         let cell = mean.max(1e-9);
-        // Vertex–triangle: vertices query the triangles.
-        self.hash.build(&self.boxes[..tri_boxes], cell);
-        for (k, &v) in surf.vertices.iter().enumerate() {
+        // Vertex–triangle: vertices query the triangles; edge–edge: edges query the
+        // edges after them; vertex–vertex among the particles of bodies without
+        // edges. Queries run in parallel chunks whose results are concatenated in
+        // chunk order, so the pair list is the same for any thread count.
+        let boxes = &self.boxes;
+        let (tris, edges, points) = (&boxes[..tri_boxes], &boxes[tri_boxes..point_first], &boxes[point_first..]);
+        let pairs = &mut self.pairs;
+        self.hash.build(tris, cell);
+        let hash = &self.hash;
+        let vt = |k: usize, out: &mut Vec<Pair>| {
+            let v = surf.vertices[k];
             let vb = surf.vertex_body[k];
-            let m = 0.5 * surf.thickness_of(vb);
-            let q = Aabb::around(&[x0.get(v as usize), x1.get(v as usize)], m);
-            self.hash.query(&q, &mut self.scratch_ids);
-            for &t in &self.scratch_ids {
+            let q = Aabb::around(&[x0.get(v as usize), x1.get(v as usize)], 0.5 * surf.thickness_of(vb) + margin);
+            hash.for_each_overlap(tris, &q, |t| {
                 let tb = surf.triangle_body[t as usize];
                 let tri = surf.triangles[t as usize];
-                if tri.contains(&v) || !surf.may_touch(vb, tb) || !self.boxes[t as usize].overlaps(&q) {
-                    continue;
+                if !tri.contains(&v) && surf.may_touch(vb, tb) {
+                    let p = [v, tri[0], tri[1], tri[2]];
+                    out.push(Pair { kind: PairKind::VertexTriangle, p, distance: surf.contact_distance(vb, tb) });
                 }
-                self.pairs.push(Pair {
-                    kind: PairKind::VertexTriangle,
-                    p: [v, tri[0], tri[1], tri[2]],
-                    distance: surf.contact_distance(vb, tb),
-                });
-            }
-        }
-        // Edge–edge: edges query the edges after them.
-        let edges = &self.boxes[tri_boxes..point_first];
+            });
+        };
+        chunked(surf.vertices.len(), vt, pairs);
         self.hash.build(edges, cell);
-        for (k, e) in surf.edges.iter().enumerate() {
-            let eb = surf.edge_body[k];
-            self.hash.query(&edges[k], &mut self.scratch_ids);
-            for &o in &self.scratch_ids {
+        let hash = &self.hash;
+        let ee = |k: usize, out: &mut Vec<Pair>| {
+            let (e, eb) = (surf.edges[k], surf.edge_body[k]);
+            hash.for_each_overlap(edges, &edges[k], |o| {
                 let o = o as usize;
-                if o <= k {
-                    continue;
+                let (f, ob) = (surf.edges[o], surf.edge_body[o]);
+                if o > k && !f.contains(&e[0]) && !f.contains(&e[1]) && surf.may_touch(eb, ob) {
+                    let p = [e[0], e[1], f[0], f[1]];
+                    out.push(Pair { kind: PairKind::EdgeEdge, p, distance: surf.contact_distance(eb, ob) });
                 }
-                let f = surf.edges[o];
-                let ob = surf.edge_body[o];
-                if f.contains(&e[0]) || f.contains(&e[1]) || !surf.may_touch(eb, ob) || !edges[o].overlaps(&edges[k]) {
-                    continue;
-                }
-                self.pairs.push(Pair {
-                    kind: PairKind::EdgeEdge,
-                    p: [e[0], e[1], f[0], f[1]],
-                    distance: surf.contact_distance(eb, ob),
-                });
-            }
-        }
-        // Vertex–vertex among the particles of bodies without edges.
-        let points = &self.boxes[point_first..];
+            });
+        };
+        chunked(surf.edges.len(), ee, pairs);
         if !points.is_empty() {
             self.hash.build(points, cell);
-            for (k, &v) in surf.points.iter().enumerate() {
-                let vb = surf.point_body[k];
-                self.hash.query(&points[k], &mut self.scratch_ids);
-                for &o in &self.scratch_ids {
+            let hash = &self.hash;
+            let vv = |k: usize, out: &mut Vec<Pair>| {
+                let (v, vb) = (surf.points[k], surf.point_body[k]);
+                hash.for_each_overlap(points, &points[k], |o| {
                     let o = o as usize;
                     let ob = surf.point_body[o];
-                    if o <= k || !surf.may_touch(vb, ob) || !points[o].overlaps(&points[k]) {
-                        continue;
+                    if o > k && surf.may_touch(vb, ob) {
+                        let p = [v, surf.points[o], v, v];
+                        out.push(Pair { kind: PairKind::VertexVertex, p, distance: surf.contact_distance(vb, ob) });
                     }
-                    let w = surf.points[o];
-                    self.pairs.push(Pair {
-                        kind: PairKind::VertexVertex,
-                        p: [v, w, v, v],
-                        distance: surf.contact_distance(vb, ob),
-                    });
-                }
-            }
+                });
+            };
+            chunked(surf.points.len(), vv, pairs);
         }
     }
 
     /// Proximity response at the end positions; returns the number of pairs found
     /// closer than their contact distance in the first pass.
     fn proximity(&mut self, particles: &Particles, state: &mut State) -> usize {
-        let Self { pairs, settings, .. } = self;
-        let (eps, mu) = (settings.restitution, settings.friction);
-        let mut found = 0;
-        for pass in 0..settings.proximity_iterations.max(1) {
-            for pair in pairs.iter() {
+        // Detection in parallel (read-only), response in order on the close pairs.
+        let x = &state.x;
+        let pairs = &self.pairs;
+        let detect = |k: usize, out: &mut Vec<u32>| {
+            let pair = &pairs[k];
+            let pos = gather(x, pair.p);
+            if far_apart(pair.kind, &pos, pair.distance) {
+                return;
+            }
+            if narrow::proximity(pair.kind, &pos, DVec3::Y).distance < pair.distance {
+                out.push(k as u32);
+            }
+        };
+        chunked(pairs.len(), detect, &mut self.close);
+        let (eps, mu) = (self.settings.restitution, self.settings.friction);
+        for _ in 0..self.settings.proximity_iterations.max(1) {
+            for &k in &self.close {
+                let pair = &self.pairs[k as usize];
                 let pos = gather(&state.x, pair.p);
                 let prox = narrow::proximity(pair.kind, &pos, DVec3::Y);
                 if prox.distance >= pair.distance {
                     continue;
-                }
-                if pass == 0 {
-                    found += 1;
                 }
                 let k = effective_inverse_mass(particles, pair, &prox);
                 if k <= 0.0 {
@@ -449,22 +481,29 @@ impl Contacts {
                 }
             }
         }
-        found
+        self.close.len()
     }
 
     /// Continuous detection over every pair for the sweep `x0` → `x1` into `hits`.
     fn find_hits(&mut self, x0: &Vec3s, x1: &Vec3s) {
-        self.hits.clear();
-        for (k, pair) in self.pairs.iter().enumerate() {
-            if !self.excluded.is_empty() && self.excluded.binary_search(&pair.p).is_ok() {
-                continue;
+        let (pairs, excluded) = (&self.pairs, &self.excluded);
+        let test = |k: usize, out: &mut Vec<(usize, Hit)>| {
+            let pair = &pairs[k];
+            if !excluded.is_empty() && excluded.binary_search(&pair.p).is_ok() {
+                return;
             }
             let (a, b) = (gather(x0, pair.p), gather(x1, pair.p));
             let eta = 0.1 * pair.distance;
-            if let Some(hit) = narrow::ccd(pair.kind, &a, &b, eta, &mut self.scratch_times) {
-                self.hits.push((k, hit));
+            if sweeps_apart(pair.kind, &a, &b, eta) {
+                return;
             }
-        }
+            SCRATCH.with_borrow_mut(|times| {
+                if let Some(hit) = narrow::ccd(pair.kind, &a, &b, eta, times) {
+                    out.push((k, hit));
+                }
+            });
+        };
+        chunked(pairs.len(), test, &mut self.hits);
         if !self.excluded.is_empty() {
             // Excluded stencils that have separated rejoin continuous detection.
             let pairs = &self.pairs;
@@ -541,8 +580,10 @@ impl Contacts {
         for &z in &self.zone_of {
             size[z as usize] += 1;
         }
-        let mut members: Vec<(u32, u32)> =
-            (0..n as u32).filter(|&i| size[self.zone_of[i as usize] as usize] > 1).map(|i| (self.zone_of[i as usize], i)).collect();
+        let mut members: Vec<(u32, u32)> = (0..n as u32)
+            .filter(|&i| size[self.zone_of[i as usize] as usize] > 1)
+            .map(|i| (self.zone_of[i as usize], i))
+            .collect();
         members.sort_unstable();
         let mut start = 0;
         while start < members.len() {
@@ -584,6 +625,72 @@ impl Contacts {
             }
         }
     }
+}
+
+thread_local! {
+    /// Candidate times of continuous detection, one buffer per thread.
+    static SCRATCH: std::cell::RefCell<Vec<(f64, bool)>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Items per parallel chunk of a contact pass.
+const CHUNK: usize = 512;
+
+/// Runs `f(k, out)` for k in 0..n in parallel chunks and writes the outputs to
+/// `dst` in index order (cleared first): the result does not depend on the thread
+/// count.
+fn chunked<T: Send>(n: usize, f: impl Fn(usize, &mut Vec<T>) + Sync, dst: &mut Vec<T>) {
+    use rayon::prelude::*;
+    dst.clear();
+    if n <= CHUNK || rayon::current_num_threads() == 1 {
+        for k in 0..n {
+            f(k, dst);
+        }
+        return;
+    }
+    let parts: Vec<Vec<T>> = (0..n.div_ceil(CHUNK))
+        .into_par_iter()
+        .map(|c| {
+            let mut out = Vec::new();
+            for k in c * CHUNK..((c + 1) * CHUNK).min(n) {
+                f(k, &mut out);
+            }
+            out
+        })
+        .collect();
+    for p in parts {
+        dst.extend(p);
+    }
+}
+
+/// True when the primitives of a stencil at positions `x` are certainly farther
+/// apart than `distance` (their bounding boxes are).
+fn far_apart(kind: PairKind, x: &[DVec3; 4], distance: f64) -> bool {
+    let split = match kind {
+        PairKind::VertexTriangle | PairKind::VertexVertex => 1,
+        PairKind::EdgeEdge => 2,
+    };
+    let used = if kind == PairKind::VertexVertex { 2 } else { 4 };
+    let (a, b) = (&x[..split], &x[split..used]);
+    let lo = |s: &[DVec3]| s.iter().fold(DVec3::INFINITY, |m, p| m.min(*p));
+    let hi = |s: &[DVec3]| s.iter().fold(DVec3::NEG_INFINITY, |m, p| m.max(*p));
+    let d = DVec3::splat(distance);
+    (lo(a) - d).cmpgt(hi(b)).any() || (lo(b) - d).cmpgt(hi(a)).any()
+}
+
+/// True when the two sides of a stencil sweeping from `a` to `b` stay farther apart
+/// than `eta` (their swept boxes do not meet).
+fn sweeps_apart(kind: PairKind, a: &[DVec3; 4], b: &[DVec3; 4], eta: f64) -> bool {
+    let (split, used) = match kind {
+        PairKind::VertexTriangle => (1, 4),
+        PairKind::EdgeEdge => (2, 4),
+        PairKind::VertexVertex => (1, 2),
+    };
+    let bound = |r: std::ops::Range<usize>| {
+        r.fold((DVec3::INFINITY, DVec3::NEG_INFINITY), |(lo, hi), k| (lo.min(a[k]).min(b[k]), hi.max(a[k]).max(b[k])))
+    };
+    let ((lo1, hi1), (lo2, hi2)) = (bound(0..split), bound(split..used));
+    let e = DVec3::splat(eta);
+    (lo1 - e).cmpgt(hi2).any() || (lo2 - e).cmpgt(hi1).any()
 }
 
 fn outer(a: DVec3, b: DVec3) -> DMat3 {

@@ -221,15 +221,15 @@ fn cubic_at(c: &[f64; 4], t: f64) -> f64 {
 }
 
 /// Candidate times in (0, 1] at which four linearly moving points may be coplanar,
-/// in increasing order, written into `out`: the roots of the coplanarity cubic
+/// in increasing order, written into `out` with `true` for a root: the roots of the coplanarity cubic
 /// (found by bisection on the intervals where it is monotone), its critical points
 /// (near-tangential approaches), and t = 1 (contacts at the end of the step). When
 /// the cubic vanishes identically (motion within one plane), a few samples stand in.
-pub fn coplanar_times(c: &[f64; 4], scale: f64, out: &mut Vec<f64>) {
+pub fn coplanar_times(c: &[f64; 4], scale: f64, out: &mut Vec<(f64, bool)>) {
     out.clear();
     let mag = c.iter().map(|v| v.abs()).fold(0.0, f64::max);
     if mag <= 1e-14 * scale {
-        out.extend_from_slice(&[0.25, 0.5, 0.75, 1.0]);
+        out.extend_from_slice(&[(0.25, true), (0.5, true), (0.75, true), (1.0, true)]);
         return;
     }
     // Critical points of f: roots of 3 c3 t² + 2 c2 t + c1 in (0, 1).
@@ -263,7 +263,7 @@ pub fn coplanar_times(c: &[f64; 4], scale: f64, out: &mut Vec<f64>) {
     for k in 0..ncuts - 1 {
         let (mut lo, mut hi) = (cuts[k], cuts[k + 1]);
         if k > 0 {
-            out.push(lo); // a critical point
+            out.push((lo, false)); // a critical point
         }
         let (mut flo, fhi) = (cubic_at(c, lo), cubic_at(c, hi));
         if flo == 0.0 && lo > 0.0 {
@@ -288,12 +288,12 @@ pub fn coplanar_times(c: &[f64; 4], scale: f64, out: &mut Vec<f64>) {
         }
         // The later end, so the reported time is never before the crossing.
         if hi > 0.0 {
-            out.push(hi);
+            out.push((hi, true));
         }
     }
-    out.push(1.0);
-    out.sort_by(f64::total_cmp);
-    out.dedup();
+    out.push((1.0, false));
+    out.sort_by(|a, b| a.0.total_cmp(&b.0).then(b.1.cmp(&a.1)));
+    out.dedup_by(|a, b| a.0 == b.0);
 }
 
 /// A collision found by continuous detection: the time in (0, 1] (fraction of the
@@ -311,27 +311,42 @@ pub struct Hit {
 /// `x1`: the first time in (0, 1] at which its primitives come within `eta` (m) of
 /// each other while coplanar (vertex–triangle, edge–edge), or within `eta` (vertex–
 /// vertex). `scratch` holds candidate times.
+///
+/// A candidate time other than a root of the coplanarity cubic f is examined only
+/// when |f(t)| ≤ η |n(t)| (n the triangle's or the edges' cross product): f / |n| is
+/// the distance between the point and the triangle's plane (or between the edges'
+/// lines), a lower bound of the distance between the primitives, so the filter
+/// never drops a hit.
 #[must_use]
-pub fn ccd(kind: PairKind, x0: &[DVec3; 4], x1: &[DVec3; 4], eta: f64, scratch: &mut Vec<f64>) -> Option<Hit> {
+pub fn ccd(kind: PairKind, x0: &[DVec3; 4], x1: &[DVec3; 4], eta: f64, scratch: &mut Vec<(f64, bool)>) -> Option<Hit> {
     let d = [x1[0] - x0[0], x1[1] - x0[1], x1[2] - x0[2], x1[3] - x0[3]];
-    let start = proximity(kind, x0, DVec3::Y);
     let at_time = |t: f64| -> [DVec3; 4] { [x0[0] + t * d[0], x0[1] + t * d[1], x0[2] + t * d[2], x0[3] + t * d[3]] };
+    let start_normal = || proximity(kind, x0, DVec3::Y).n;
     if kind == PairKind::VertexVertex {
         // Closest approach of two moving points.
         let (r, dr) = (x0[0] - x0[1], d[0] - d[1]);
         let dd = dr.length_squared();
         let t = if dd > 0.0 { (-r.dot(dr) / dd).clamp(0.0, 1.0) } else { 1.0 };
-        let p = proximity(kind, &at_time(t), start.n);
-        return (p.distance <= eta && t > 0.0).then(|| Hit { t, at: oriented(p, start.n) });
+        let p = proximity(kind, &at_time(t), DVec3::Y);
+        return (p.distance <= eta && t > 0.0).then(|| Hit { t, at: oriented(p, start_normal()) });
     }
     let c = coplanarity_cubic(x0, &d);
     // Scale of the cubic's terms: the product of three lengths.
     let len = x0.iter().chain(x1.iter()).map(|p| (*p - x0[0]).length()).fold(0.0, f64::max).max(eta);
     coplanar_times(&c, len * len * len, scratch);
-    for &t in scratch.iter() {
-        let p = proximity(kind, &at_time(t), start.n);
+    let cross_at = |x: &[DVec3; 4]| match kind {
+        PairKind::VertexTriangle => (x[2] - x[1]).cross(x[3] - x[1]).length(),
+        _ => (x[1] - x[0]).cross(x[3] - x[2]).length(),
+    };
+    for &(t, is_root) in scratch.iter() {
+        let x = at_time(t);
+        // Roots are always examined; other times only when nearly coplanar.
+        if !is_root && cubic_at(&c, t).abs() > eta * cross_at(&x) * (1.0 + 1e-9) {
+            continue;
+        }
+        let p = proximity(kind, &x, DVec3::Y);
         if p.distance <= eta {
-            return Some(Hit { t, at: oriented(p, start.n) });
+            return Some(Hit { t, at: oriented(p, start_normal()) });
         }
     }
     None
@@ -357,7 +372,7 @@ mod tests {
         let mut out = Vec::new();
         coplanar_times(&c, 1.0, &mut out);
         for r in [0.2, 0.5, 0.9] {
-            assert!(out.iter().any(|t| (t - r).abs() < 1e-12), "root {r} missing from {out:?}");
+            assert!(out.iter().any(|t| t.1 && (t.0 - r).abs() < 1e-12), "root {r} missing from {out:?}");
         }
     }
 }

@@ -24,7 +24,9 @@ pub struct ContactOptions {
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum SurfaceError {
     /// The thickness is not a positive finite number.
-    #[error("body `{body}`: `thickness` = {value} is invalid: it must be positive and finite (m); {suggestion:.3e} m would work")]
+    #[error(
+        "body `{body}`: `thickness` = {value} is invalid: it must be positive and finite (m); {suggestion:.3e} m would work"
+    )]
     BadThickness {
         /// The body.
         body: String,
@@ -150,7 +152,8 @@ impl Surfaces {
             verts.dedup();
             let mut single = Surfaces::default();
             single.bodies.push(SurfaceBody { name: body.name.clone(), thickness: 0.0, self_collide: true });
-            let points: Vec<u32> = if edges.is_empty() { body.particles.clone().map(|i| i as u32).collect() } else { Vec::new() };
+            let points: Vec<u32> =
+                if edges.is_empty() { body.particles.clone().map(|i| i as u32).collect() } else { Vec::new() };
             single.vertices = if tris.is_empty() { Vec::new() } else { verts.clone() };
             single.vertex_body = vec![0; single.vertices.len()];
             single.edges.clone_from(&edges);
@@ -166,7 +169,8 @@ impl Surfaces {
                 edges.iter().map(|e| (x.get(e[0] as usize) - x.get(e[1] as usize)).length()).sum::<f64>()
                     / edges.len() as f64
             };
-            let mean_radius = body.particles.clone().map(|i| radius[i]).sum::<f64>() / body.particles.len().max(1) as f64;
+            let mean_radius =
+                body.particles.clone().map(|i| radius[i]).sum::<f64>() / body.particles.len().max(1) as f64;
             let search = if edges.is_empty() { (4.0 * mean_radius).max(1e-6) } else { 2.0 * mean_edge };
             let gap = single.rest_gap(x, search);
             let default = if edges.is_empty() {
@@ -177,7 +181,11 @@ impl Surfaces {
             };
             let thickness = opt.thickness.unwrap_or(default);
             if !(thickness.is_finite() && thickness > 0.0) {
-                return Err(SurfaceError::BadThickness { body: body.name.clone(), value: thickness, suggestion: default });
+                return Err(SurfaceError::BadThickness {
+                    body: body.name.clone(),
+                    value: thickness,
+                    suggestion: default,
+                });
             }
             if self_collide && thickness >= gap {
                 return Err(SurfaceError::ThicknessTooLarge {
