@@ -71,6 +71,7 @@ impl Scene {
     pub fn build(&self) -> Result<Built, SceneError> {
         let sim = &self.simulation;
         let mut b = WorldBuilder::new();
+        b.contact_settings = self.contact;
         let mut bodies = Vec::new();
         // Body constraints are projected after the drivers (which place particles the
         // sticks must follow) and before the colliders (which have the last word).

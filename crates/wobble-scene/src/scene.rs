@@ -46,6 +46,9 @@ pub struct Scene {
     pub attachments: Vec<crate::rigid::AttachSpec>,
     /// Camera for renders (`[camera]`), if given.
     pub camera: Option<CameraSpec>,
+    /// `[contact]`: restitution, friction and iteration counts of contact between
+    /// bodies (`wobble::contact`).
+    pub contact: wobble::contact::ContactSettings,
 }
 
 /// `[camera]`: where renders look from.
@@ -402,9 +405,46 @@ impl Scene {
             attachments.push(crate::rigid::read_attach(&t, &bodies, attachments.len())?);
         }
         let camera = root.table("camera")?.map(|t| read_camera(&t)).transpose()?;
+        let contact = match root.table("contact")? {
+            Some(t) => read_contact(&t)?,
+            None => wobble::contact::ContactSettings::default(),
+        };
         root.finish()?;
-        Ok(Scene { source, base_dir, simulation, output, bodies, drivers, colliders, drags, attachments, camera })
+        Ok(Scene {
+            source,
+            base_dir,
+            simulation,
+            output,
+            bodies,
+            drivers,
+            colliders,
+            drags,
+            attachments,
+            camera,
+            contact,
+        })
     }
+}
+
+fn read_contact(t: &Table<'_, '_>) -> Result<wobble::contact::ContactSettings, SceneError> {
+    let d = wobble::contact::ContactSettings::default();
+    let restitution = t.f64_or("restitution", d.restitution)?;
+    if !(0.0..=1.0).contains(&restitution) {
+        return Err(t.error(t.span_of("restitution"), format!("`restitution` = {restitution} must lie in [0, 1]")));
+    }
+    let friction = t.non_negative("friction", d.friction, "")?;
+    let iters = |key: &str, default: u32| -> Result<u32, SceneError> {
+        Ok(u32::try_from(t.count(key, Some(default as usize), 1)?).unwrap_or(u32::MAX))
+    };
+    let s = wobble::contact::ContactSettings {
+        restitution,
+        friction,
+        proximity_iterations: iters("proximity_iterations", d.proximity_iterations)?,
+        ccd_iterations: iters("ccd_iterations", d.ccd_iterations)?,
+        zone_iterations: iters("zone_iterations", d.zone_iterations)?,
+    };
+    t.finish()?;
+    Ok(s)
 }
 
 fn read_simulation(t: &Table<'_, '_>) -> Result<Simulation, SceneError> {

@@ -314,3 +314,14 @@ fn bodies_that_start_interpenetrating_get_a_warning_and_still_run() {
     );
     world.run(20).unwrap();
 }
+
+#[test]
+fn winding_number_is_one_inside_a_closed_surface_and_zero_outside() {
+    // A tetrahedron, outward wound.
+    let x = Vec3s::from_vecs(&[v(0., 0., 0.), v(1., 0., 0.), v(0., 1., 0.), v(0., 0., 1.)]);
+    let tris = [[0, 2, 1], [0, 1, 3], [0, 3, 2], [1, 2, 3]];
+    let inside = wobble::contact::intersect::winding_number(v(0.1, 0.1, 0.1), &tris, &x);
+    let outside = wobble::contact::intersect::winding_number(v(1.0, 1.0, 1.0), &tris, &x);
+    assert!((inside - 1.0).abs() < 1e-12, "inside: {inside}");
+    assert!(outside.abs() < 1e-12, "outside: {outside}");
+}

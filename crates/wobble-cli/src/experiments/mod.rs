@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 pub mod bounce;
 pub mod cloth_constraints;
+pub mod contact;
 pub mod cubic_force_curves;
 pub mod cubic_heavy;
 pub mod cubic_jacobian_damping;
@@ -84,6 +85,10 @@ pub fn registry() -> Vec<Experiment> {
         cubic_heavy::HEAVY_BALL,
         cubic_heavy::HANGING_CUBE,
         cubic_heavy::SOLID_CUBE,
+        contact::SELF_FOLD,
+        contact::STACK,
+        contact::BALLS,
+        contact::COST,
     ]
 }
 

@@ -153,3 +153,20 @@ fn coplanar_segment_triangle(p: DVec3, q: DVec3, [a, b, c]: [DVec3; 3]) -> bool 
     };
     inside(p) || inside(q) || segs_cross(p, q, a, b) || segs_cross(p, q, b, c) || segs_cross(p, q, c, a)
 }
+
+/// Generalised winding number of closed, outward-wound `triangles` (indices into
+/// `x`) around point `p`: the sum of the solid angles the triangles subtend at `p`
+/// over 4π (Van Oosterom and Strackee's formula) — 1 inside, 0 outside, ½ on the
+/// surface.
+#[must_use]
+pub fn winding_number(p: DVec3, triangles: &[[u32; 3]], x: &Vec3s) -> f64 {
+    let mut total = 0.0;
+    for t in triangles {
+        let [a, b, c] = t.map(|i| x.get(i as usize) - p);
+        let (la, lb, lc) = (a.length(), b.length(), c.length());
+        let num = a.dot(b.cross(c));
+        let den = la * lb * lc + a.dot(b) * lc + b.dot(c) * la + c.dot(a) * lb;
+        total += 2.0 * num.atan2(den);
+    }
+    total / (4.0 * std::f64::consts::PI)
+}
