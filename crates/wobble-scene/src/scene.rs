@@ -641,7 +641,7 @@ fn read_body(t: &Table<'_, '_>) -> Result<BodySpec, SceneError> {
     {
         return Err(t
             .error(t.span_of("thickness"), format!("`thickness` = {h} must be a positive contact distance (m)"))
-            .with_help("leave it out for the default (a quarter of the surface's mean edge length)"));
+            .with_help("leave it out for the default (a tenth of the surface's mean edge length)"));
     }
     let contact = wobble::contact::ContactOptions {
         collide: t.bool("collide")?,

@@ -68,11 +68,16 @@ pub const COST: Experiment = Experiment {
 };
 
 const FOLD_N: usize = 64;
+/// The crumple's squeeze: the fraction of its size the cloth starts at.
+const SQUEEZE: f64 = 0.55;
+/// Air drag of the crumple, 1/s.
+const FOLD_DRAG: f64 = 2.0;
 const REST_SPEED: f64 = 0.01;
 
-/// The crumple: a horizontal 64 × 64 cloth 25 cm above the floor, every particle
-/// moving towards the centre line at 1.5 m/s per metre of distance, so the cloth
-/// gathers into folds as it falls; air drag 1/s lets it settle.
+/// The crumple: a 64 × 64 cloth (0.63 m square) squeezed into a 55 % square and
+/// rippled (a height field, so it starts free of intersections) 25 cm above the
+/// floor, released at rest: its compressed springs throw it into folds as it
+/// falls and it lands on itself; air drag lets it settle.
 fn crumple(kind: IntegratorKind, dt: f64, self_collide: bool) -> Result<World, String> {
     let s = SpringParams::linear(600.0, 0.3);
     let cloth = Cloth {
@@ -92,12 +97,12 @@ fn crumple(kind: IntegratorKind, dt: f64, self_collide: bool) -> Result<World, S
     let h = cloth.build(&mut b, "cloth").map_err(|e| e.to_string())?;
     for i in h.first..h.first + FOLD_N * FOLD_N {
         let x = b.state.x.get(i);
-        // Gather along x and a little along z, with a twist so folds do not align.
-        b.state.v.set(i, DVec3::new(-1.5 * x.x + 0.4 * x.z, 0.0, -0.5 * x.z - 0.4 * x.x));
+        let y = 0.25 + 0.06 * (9.0 * x.x).sin() * (7.0 * x.z).cos() + 0.03 * (13.0 * x.z + 1.0).sin();
+        b.state.x.set(i, DVec3::new(SQUEEZE * x.x, y, SQUEEZE * x.z));
     }
     b.set_contact("cloth", ContactOptions { self_collide: Some(self_collide), ..ContactOptions::default() });
     b.add_force(Gravity::default());
-    b.add_force(AirDrag { rate: 1.0 });
+    b.add_force(AirDrag { rate: FOLD_DRAG });
     b.add_constraint(Collider::new(
         "floor",
         Shape::Plane { point: DVec3::ZERO, normal: DVec3::Y },
@@ -183,7 +188,7 @@ fn run_self_fold(dir: &Path) -> Result<Outcome, String> {
     let clean = worst == 0;
     let rest = end_speed < REST_SPEED;
     let body = format!(
-        "Cloth 64 × 64, spacing 1 cm, 0.4 kg, structural 600 N/m, shear 300 N/m, bend 2 N/m; started flat 25 cm above the floor with a gathering velocity field (u = −1.5 x + 0.4 z, w = −0.5 z − 0.4 x, m/s); gravity, air drag 1/s, floor (restitution 0, friction 0.6); self-collision with the default thickness; implicit Euler, h = {DT} s, {DURATION} s ({steps} steps).\n\n\
+        "Cloth 64 × 64, spacing 1 cm, 0.4 kg, structural 600 N/m, shear 300 N/m, bend 2 N/m; started at rest squeezed to {SQUEEZE} of its size in x and z and rippled (height 0.25 + 0.06 sin 9x cos 7z + 0.03 sin(13z + 1) m over the unsqueezed coordinates); gravity, air drag {FOLD_DRAG}/s, floor (restitution 0, friction 0.6); self-collision with the default thickness; implicit Euler, h = {DT} s, {DURATION} s ({steps} steps).\n\n\
          The intersection count comes from `wobble::contact::intersect` (edge-through-triangle tests on every pair of triangles sharing no vertex), which shares no code with the contact stage's narrow phase; it ran after every step.\n\n\
          | measure | value |\n|---|---|\n| largest intersecting-pair count after any step | {worst}{} |\n| steps with continuous-detection hits | {} |\n| steps needing rigid impact zones | {} |\n| steps needing freezing | {} |\n| mean speed at the end | {end_speed:.2e} m/s (< {REST_SPEED} m/s: {}) |\n\n\
          - no intersection after any step: {}\n- at rest at the end: {}\n\nPictures of the cloth at three times: {}.\n",
@@ -323,7 +328,11 @@ fn run_stack(dir: &Path) -> Result<Outcome, String> {
     Chart::new("Stack of four cubes: height of the top", "time (s)", "height (m)")
         .legend(Legend::LowerRight)
         .with(Series::new("top of the stack", rows.iter().map(|r| (r[0], r[1])).collect(), Style::Line))
-        .with(Series::new("sum of resting heights + contact distances", vec![(0.0, expected), (DURATION, expected)], Style::Line))
+        .with(Series::new(
+            "sum of resting heights + contact distances",
+            vec![(0.0, expected), (DURATION, expected)],
+            Style::Line,
+        ))
         .save(&dir.join("height.png"))?;
     let camera =
         Camera { position: DVec3::new(0.6, 0.5, 0.8), target: DVec3::new(0.0, 0.3, 0.0), up: DVec3::Y, fov_deg: 40.0 };
@@ -331,7 +340,7 @@ fn run_stack(dir: &Path) -> Result<Outcome, String> {
     let settled = (ratio - 1.0).abs() <= 0.1;
     let shallow = deepest <= contact;
     let body = format!(
-        "Four cubes of 4 × 4 × 4 particles (spacing 5 cm, 0.3 kg, structural and shear springs 4000 N/m, damping 2 N s/m), dropped from 2 cm gaps onto each other and a floor; gravity, air drag 2/s; contact thickness {contact:.4} m (the default: a quarter of the mean surface edge); symplectic Euler, h = 2e-4 s, {DURATION} s. Penetration is measured independently of the contact stage: a particle is inside another cube when its winding number about that cube's surface exceeds ½, and its depth is its distance to that surface; checked after every step.\n\n\
+        "Four cubes of 4 × 4 × 4 particles (spacing 5 cm, 0.3 kg, structural and shear springs 4000 N/m, damping 2 N s/m), dropped from 2 cm gaps onto each other and a floor; gravity, air drag 2/s; contact thickness {contact:.4} m (the default: a tenth of the mean surface edge); symplectic Euler, h = 2e-4 s, {DURATION} s. Penetration is measured independently of the contact stage: a particle is inside another cube when its winding number about that cube's surface exceeds ½, and its depth is its distance to that surface; checked after every step.\n\n\
          | measure | value |\n|---|---|\n| one cube alone at rest: height (top − bottom) | {h1:.4} m, bottom at {bottom1:.4} m |\n| expected top: bottom + 4 heights + 3 contact distances | {expected:.4} m |\n| top of the stack at {DURATION} s | {top:.4} m (ratio {ratio:.3}) |\n| particles inside another cube at the end | {inside_end} |\n| most particles inside at once | {inside_any} |\n| deepest penetration at any step | {deepest:.2e} m (thickness {contact:.2e} m) |\n\n\
          - stack height within 10 %: {}\n- no particle inside another cube at the end: {}\n- penetration never deeper than the thickness: {}\n",
         if settled { "yes" } else { "no" },
@@ -362,14 +371,13 @@ fn run_balls(dir: &Path) -> Result<Outcome, String> {
     let (v0l, v0r) = (volume(&world, &lb), volume(&world, &rb));
     let contact = world.contacts.surfaces.contact_distance(0, 1);
     let p0 = world.metrics().momentum;
-    let centre = |w: &World, r: &std::ops::Range<usize>| {
-        r.clone().map(|i| w.state.x.get(i)).sum::<DVec3>() / r.len() as f64
-    };
-    let velocity = |w: &World, r: &std::ops::Range<usize>| {
-        r.clone().map(|i| w.state.v.get(i)).sum::<DVec3>() / r.len() as f64
-    };
+    let centre =
+        |w: &World, r: &std::ops::Range<usize>| r.clone().map(|i| w.state.x.get(i)).sum::<DVec3>() / r.len() as f64;
+    let velocity =
+        |w: &World, r: &std::ops::Range<usize>| r.clone().map(|i| w.state.v.get(i)).sum::<DVec3>() / r.len() as f64;
     // Outer surfaces only (the topology's triangles are the outer layers).
-    let groups: Vec<usize> = (0..world.topology.triangles.len()).map(|k| usize::from(!lb.triangles.contains(&k))).collect();
+    let groups: Vec<usize> =
+        (0..world.topology.triangles.len()).map(|k| usize::from(!lb.triangles.contains(&k))).collect();
     let gap = |w: &World| {
         let tl = &w.topology.triangles[lb.triangles.clone()];
         let tr = &w.topology.triangles[rb.triangles.clone()];
@@ -464,7 +472,12 @@ fn run_balls(dir: &Path) -> Result<Outcome, String> {
 
 /// Mean wall time per step (s) over `steps` steps of the crumple, with the contact
 /// report's phase times summed, after a short warm-up.
-fn time_crumple(kind: IntegratorKind, dt: f64, self_collide: bool, steps: u64) -> Result<(f64, [f64; 3], World), String> {
+fn time_crumple(
+    kind: IntegratorKind,
+    dt: f64,
+    self_collide: bool,
+    steps: u64,
+) -> Result<(f64, [f64; 3], World), String> {
     let mut world = crumple(kind, dt, self_collide)?;
     // Skip the free fall: time the part where the cloth folds.
     let warm = (0.15 / dt).round() as u64;

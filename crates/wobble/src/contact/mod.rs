@@ -448,6 +448,7 @@ impl Contacts {
                 out.push(k as u32);
             }
         };
+        self.close.clear();
         chunked(pairs.len(), detect, &mut self.close);
         let (eps, mu) = (self.settings.restitution, self.settings.friction);
         for _ in 0..self.settings.proximity_iterations.max(1) {
@@ -503,6 +504,7 @@ impl Contacts {
                 }
             });
         };
+        self.hits.clear();
         chunked(pairs.len(), test, &mut self.hits);
         if !self.excluded.is_empty() {
             // Excluded stencils that have separated rejoin continuous detection.
@@ -635,12 +637,10 @@ thread_local! {
 /// Items per parallel chunk of a contact pass.
 const CHUNK: usize = 512;
 
-/// Runs `f(k, out)` for k in 0..n in parallel chunks and writes the outputs to
-/// `dst` in index order (cleared first): the result does not depend on the thread
-/// count.
+/// Runs `f(k, out)` for k in 0..n in parallel chunks and appends the outputs to
+/// `dst` in index order: the result does not depend on the thread count.
 fn chunked<T: Send>(n: usize, f: impl Fn(usize, &mut Vec<T>) + Sync, dst: &mut Vec<T>) {
     use rayon::prelude::*;
-    dst.clear();
     if n <= CHUNK || rayon::current_num_threads() == 1 {
         for k in 0..n {
             f(k, dst);

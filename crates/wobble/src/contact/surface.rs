@@ -6,6 +6,11 @@ use glam::DVec3;
 use super::narrow;
 use crate::model::{Topology, Vec3s};
 
+/// Default thickness as a fraction of a body's mean surface edge length: thin
+/// enough to leave no visible gap between touching bodies, thick enough for a
+/// continuous test's tolerance η (a tenth of it) to stay far above round-off.
+pub const DEFAULT_THICKNESS: f64 = 0.1;
+
 /// Per-body contact options (`None`: the default for the body's kind).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct ContactOptions {
@@ -14,7 +19,7 @@ pub struct ContactOptions {
     pub collide: Option<bool>,
     /// Whether the body collides with itself (default: cloths do, other bodies not).
     pub self_collide: Option<bool>,
-    /// Contact distance, m (default: a quarter of the mean surface edge length,
+    /// Contact distance, m (default: [`DEFAULT_THICKNESS`] times the mean surface edge length,
     /// capped at half the smallest rest distance between non-adjacent elements;
     /// for bodies of loose particles, twice the mean particle radius).
     pub thickness: Option<f64>,
@@ -177,7 +182,7 @@ impl Surfaces {
                 // Loose particles: spheres of their radius (contact at r_a + r_b).
                 (2.0 * mean_radius).min(if self_collide { 0.5 * gap } else { f64::INFINITY }).max(1e-9)
             } else {
-                (0.25 * mean_edge).min(0.5 * gap).max(1e-9)
+                (DEFAULT_THICKNESS * mean_edge).min(0.5 * gap).max(1e-9)
             };
             let thickness = opt.thickness.unwrap_or(default);
             if !(thickness.is_finite() && thickness > 0.0) {
