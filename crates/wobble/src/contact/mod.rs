@@ -136,8 +136,9 @@ pub struct Contacts {
     pairs: Vec<Pair>,
     hits: Vec<(usize, Hit)>,
     close: Vec<u32>,
-    /// Start positions when `pairs` was built (empty: rebuild next time).
-    built_at: Vec3s,
+    /// Sweep that `pairs` was built for (empty: rebuild next time).
+    built_x0: Vec3s,
+    built_x1: Vec3s,
     /// Extra growth of the boxes `pairs` was built with, m.
     margin: f64,
     zone_of: Vec<u32>,
@@ -158,7 +159,8 @@ impl Contacts {
             pairs: Vec::new(),
             hits: Vec::new(),
             close: Vec::new(),
-            built_at: Vec3s::default(),
+            built_x0: Vec3s::default(),
+            built_x1: Vec3s::default(),
             margin: 0.0,
             zone_of: Vec::new(),
             frozen: Vec::new(),
@@ -319,32 +321,35 @@ impl Contacts {
     }
 
     /// Makes `pairs` hold every pair whose sweeps x0 → x1 (grown by the contact
-    /// distance) overlap, reusing the last list while no particle has moved more
-    /// than the margin from where it was when the list was built.
+    /// distance) overlap. The list is built for the sweep x0ᵇ → x1ᵇ with every box
+    /// grown by a margin, and reused while |x0 − x0ᵇ| and |x1 − x1ᵇ| stay within
+    /// the margin for every particle (then each new sweep box lies inside its
+    /// grown box, so no overlapping pair is missing). Corrections within a step
+    /// and slow motion between steps reuse it.
     fn ensure_pairs(&mut self, x0: &Vec3s, x1: &Vec3s) {
-        if self.built_at.len() == x0.len() && self.margin > 0.0 {
+        if self.built_x0.len() == x0.len() && self.margin > 0.0 {
             let m = self.margin;
-            let moved = |x: &Vec3s| {
-                let b = &self.built_at;
-                (0..x.len()).any(|i| {
+            let within = |x: &Vec3s, b: &Vec3s| {
+                (0..x.len()).all(|i| {
                     let d = (x.get(i) - b.get(i)).abs();
-                    d.x > m || d.y > m || d.z > m
+                    d.x <= m && d.y <= m && d.z <= m
                 })
             };
-            if !moved(x0) && !moved(x1) {
+            if within(x0, &self.built_x0) && within(x1, &self.built_x1) {
                 return;
             }
         }
         self.margin = self.surfaces.bodies.iter().map(|b| b.thickness).fold(0.0, f64::max);
         self.build_pairs(x0, x1, self.margin);
-        self.built_at.copy_from(x0);
+        self.built_x0.copy_from(x0);
+        self.built_x1.copy_from(x1);
     }
 
     /// Rebuilds `pairs` for the sweep `x0` → `x1` (margin 0: valid for this sweep
     /// only).
     fn broad_phase(&mut self, x0: &Vec3s, x1: &Vec3s) {
         self.build_pairs(x0, x1, 0.0);
-        self.built_at.resize(0);
+        self.built_x0.resize(0);
     }
 
     /// Rebuilds `pairs` for the sweep `x0` → `x1` with every box grown by a further
