@@ -20,11 +20,10 @@ use std::time::Instant;
 
 use glam::DVec3;
 use wobble::build::WorldBuilder;
-use wobble::build::cloth::Cloth;
+use wobble::build::crumple::{CRUMPLE_DRAG, CRUMPLE_SQUEEZE, crumple_world};
 use wobble::build::lattice::Lattice;
 use wobble::constraint::Collider;
 use wobble::constraint::collider::{Shape, Surface};
-use wobble::contact::ContactOptions;
 use wobble::contact::intersect::{count_intersections, winding_number};
 use wobble::force::{AirDrag, Gravity, SpringParams};
 use wobble::integrate::IntegratorKind;
@@ -68,47 +67,11 @@ pub const COST: Experiment = Experiment {
 };
 
 const FOLD_N: usize = 64;
-/// The crumple's squeeze: the fraction of its size the cloth starts at.
-const SQUEEZE: f64 = 0.55;
-/// Air drag of the crumple, 1/s.
-const FOLD_DRAG: f64 = 2.0;
 const REST_SPEED: f64 = 0.01;
 
-/// The crumple: a 64 × 64 cloth (0.63 m square) squeezed into a 55 % square and
-/// rippled (a height field, so it starts free of intersections) 25 cm above the
-/// floor, released at rest: its compressed springs throw it into folds as it
-/// falls and it lands on itself; air drag lets it settle.
+/// The crumple ([`wobble::build::crumple`]).
 fn crumple(kind: IntegratorKind, dt: f64, self_collide: bool) -> Result<World, String> {
-    let s = SpringParams::linear(600.0, 0.3);
-    let cloth = Cloth {
-        nx: FOLD_N,
-        ny: FOLD_N,
-        spacing: 0.01,
-        origin: DVec3::new(-0.315, 0.25, -0.315),
-        u: DVec3::X,
-        v: DVec3::Z,
-        mass: 0.4,
-        structural: s,
-        shear: Some(SpringParams::linear(300.0, 0.15)),
-        bend: Some(SpringParams::linear(2.0, 0.01)),
-        ..Cloth::default()
-    };
-    let mut b = WorldBuilder::new();
-    let h = cloth.build(&mut b, "cloth").map_err(|e| e.to_string())?;
-    for i in h.first..h.first + FOLD_N * FOLD_N {
-        let x = b.state.x.get(i);
-        let y = 0.25 + 0.06 * (9.0 * x.x).sin() * (7.0 * x.z).cos() + 0.03 * (13.0 * x.z + 1.0).sin();
-        b.state.x.set(i, DVec3::new(SQUEEZE * x.x, y, SQUEEZE * x.z));
-    }
-    b.set_contact("cloth", ContactOptions { self_collide: Some(self_collide), ..ContactOptions::default() });
-    b.add_force(Gravity::default());
-    b.add_force(AirDrag { rate: FOLD_DRAG });
-    b.add_constraint(Collider::new(
-        "floor",
-        Shape::Plane { point: DVec3::ZERO, normal: DVec3::Y },
-        Surface { restitution: 0.0, friction: 0.6 },
-    ));
-    b.build(SimParams { dt, integrator: kind, ..SimParams::default() }).map_err(|e| e.to_string())
+    crumple_world(FOLD_N, kind, dt, self_collide).map_err(|e| e.to_string())
 }
 
 fn self_intersections(world: &World) -> usize {
@@ -188,7 +151,7 @@ fn run_self_fold(dir: &Path) -> Result<Outcome, String> {
     let clean = worst == 0;
     let rest = end_speed < REST_SPEED;
     let body = format!(
-        "Cloth 64 × 64, spacing 1 cm, 0.4 kg, structural 600 N/m, shear 300 N/m, bend 2 N/m; started at rest squeezed to {SQUEEZE} of its size in x and z and rippled (height 0.25 + 0.06 sin 9x cos 7z + 0.03 sin(13z + 1) m over the unsqueezed coordinates); gravity, air drag {FOLD_DRAG}/s, floor (restitution 0, friction 0.6); self-collision with the default thickness; implicit Euler, h = {DT} s, {DURATION} s ({steps} steps).\n\n\
+        "Cloth 64 × 64, spacing 1 cm, 0.4 kg, structural 600 N/m, shear 300 N/m, bend 2 N/m; started at rest squeezed to {CRUMPLE_SQUEEZE} of its size in x and z and rippled (height 0.25 + 0.06 sin 9x cos 7z + 0.03 sin(13z + 1) m over the unsqueezed coordinates); gravity, air drag {CRUMPLE_DRAG}/s, floor (restitution 0, friction 0.6); self-collision with the default thickness; implicit Euler, h = {DT} s, {DURATION} s ({steps} steps).\n\n\
          The intersection count comes from `wobble::contact::intersect` (edge-through-triangle tests on every pair of triangles sharing no vertex), which shares no code with the contact stage's narrow phase; it ran after every step.\n\n\
          | measure | value |\n|---|---|\n| largest intersecting-pair count after any step | {worst}{} |\n| steps with continuous-detection hits | {} |\n| steps needing rigid impact zones | {} |\n| steps needing freezing | {} |\n| mean speed at the end | {end_speed:.2e} m/s (< {REST_SPEED} m/s: {}) |\n\n\
          - no intersection after any step: {}\n- at rest at the end: {}\n\nPictures of the cloth at three times: {}.\n",

@@ -32,6 +32,7 @@ use crate::world::{SimParams, World};
 pub mod bench;
 pub mod chain;
 pub mod cloth;
+pub mod crumple;
 pub mod gmesh;
 pub mod grid;
 pub mod jelly;
