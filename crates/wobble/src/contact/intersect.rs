@@ -35,12 +35,24 @@ pub fn intersecting_pairs(triangles: &[[u32; 3]], group: &[usize], x: &Vec3s, se
             (a.min(b).min(c), a.max(b).max(c))
         })
         .collect();
-    // Cell size: the mean box diagonal.
-    let cell = (boxes.iter().map(|(lo, hi)| (*hi - *lo).length()).sum::<f64>() / boxes.len() as f64).max(1e-9);
-    let key = |p: DVec3| ((p.x / cell).floor() as i64, (p.y / cell).floor() as i64, (p.z / cell).floor() as i64);
+    // Cell size: the median box diagonal (robust to a few huge triangles). Boxes
+    // spanning more than 16 cells along an axis, or not finite, are tested against
+    // every triangle instead of going into cells.
+    let mut diag: Vec<f64> = boxes.iter().map(|(lo, hi)| (*hi - *lo).length()).filter(|d| d.is_finite()).collect();
+    diag.sort_by(f64::total_cmp);
+    let cell = diag.get(diag.len() / 2).copied().unwrap_or(1.0).max(1e-9);
+    let key = |p: DVec3| {
+        let c = |v: f64| (v / cell).floor().clamp(-1e15, 1e15) as i64;
+        (c(p.x), c(p.y), c(p.z))
+    };
     let mut cells: HashMap<(i64, i64, i64), Vec<usize>> = HashMap::new();
+    let mut large = Vec::new();
     for (k, (lo, hi)) in boxes.iter().enumerate() {
         let (a, b) = (key(*lo), key(*hi));
+        if !(lo.is_finite() && hi.is_finite()) || b.0 - a.0 > 16 || b.1 - a.1 > 16 || b.2 - a.2 > 16 {
+            large.push(k);
+            continue;
+        }
         for i in a.0..=b.0 {
             for j in a.1..=b.1 {
                 for l in a.2..=b.2 {
@@ -50,25 +62,33 @@ pub fn intersecting_pairs(triangles: &[[u32; 3]], group: &[usize], x: &Vec3s, se
         }
     }
     let mut found = Vec::new();
+    let mut test = |p: usize, q: usize| {
+        let (p, q) = if p < q { (p, q) } else { (q, p) };
+        if p == q || (!self_pairs && group[p] == group[q]) {
+            return;
+        }
+        let (tp, tq) = (triangles[p], triangles[q]);
+        if tp.iter().any(|v| tq.contains(v)) {
+            return;
+        }
+        let (bp, bq) = (boxes[p], boxes[q]);
+        if bp.0.cmpgt(bq.1).any() || bq.0.cmpgt(bp.1).any() {
+            return;
+        }
+        if triangles_intersect(tri(p), tri(q)) {
+            found.push((p, q));
+        }
+    };
     for list in cells.values() {
         for (m, &p) in list.iter().enumerate() {
             for &q in &list[m + 1..] {
-                let (p, q) = if p < q { (p, q) } else { (q, p) };
-                if !self_pairs && group[p] == group[q] {
-                    continue;
-                }
-                let (tp, tq) = (triangles[p], triangles[q]);
-                if tp.iter().any(|v| tq.contains(v)) {
-                    continue;
-                }
-                let (bp, bq) = (boxes[p], boxes[q]);
-                if bp.0.cmpgt(bq.1).any() || bq.0.cmpgt(bp.1).any() {
-                    continue;
-                }
-                if triangles_intersect(tri(p), tri(q)) {
-                    found.push((p, q));
-                }
+                test(p, q);
             }
+        }
+    }
+    for &p in &large {
+        for q in 0..triangles.len() {
+            test(p, q);
         }
     }
     found.sort_unstable();

@@ -185,6 +185,9 @@ impl Contacts {
     /// separate.
     pub fn start(&mut self, topology: &Topology, x: &Vec3s) -> Vec<(String, String, f64)> {
         self.excluded.clear();
+        if !x.components().iter().all(|c| c.iter().all(|v| v.is_finite())) {
+            return Vec::new();
+        }
         self.broad_phase(x, x);
         let mut touching = Vec::new();
         for pair in &self.pairs {
@@ -229,7 +232,10 @@ impl Contacts {
     /// `state` of length `h` (s). See the module docs.
     pub fn resolve(&mut self, particles: &Particles, x0: &Vec3s, state: &mut State, h: f64) -> ContactReport {
         let mut report = ContactReport::default();
-        if self.surfaces.is_empty() {
+        // A non-finite state is a blow-up for the health check to report; contact
+        // has nothing sound to do with it.
+        let finite = |x: &Vec3s| x.components().iter().all(|c| c.iter().all(|v| v.is_finite()));
+        if self.surfaces.is_empty() || !finite(x0) || !finite(&state.x) {
             self.report = report;
             return report;
         }
