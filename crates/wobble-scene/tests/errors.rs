@@ -232,3 +232,17 @@ fn camera_reads_its_defaults_and_rejects_impossible_views() {
     expect(&format!("{CLOTH}[camera]\nposition = [0, 1, 2]\nwidth = 10\n"), 7, 9, &["16..=8192"]);
     expect(&format!("{CLOTH}[camera]\nposition = [0, 1, 2]\nzoom = 2\n"), 7, 1, &["unknown key `zoom`"]);
 }
+
+#[test]
+fn contact_thickness_errors_name_the_line_and_a_value_that_works() {
+    let body = "[[body]]\ntype = \"cloth\"\nnx = 6\nny = 6\nspacing = 0.02\n";
+    // Negative: rejected where it is written.
+    expect(&format!("{body}thickness = -0.01\n"), 6, 13, &["`thickness` = -0.01", "positive"]);
+    // At or above the smallest rest distance between non-adjacent elements (a
+    // cloth's vertex to the far diagonal of its cell, 0.02/√2 m).
+    let scene = Scene::parse(Source::new("t.toml", format!("{body}thickness = 0.05\n")), PathBuf::from(".")).unwrap();
+    let err = scene.build().unwrap_err();
+    let text = err.to_string();
+    assert!(text.contains("1.414e-2") && text.contains("self_collide = false"), "{text}");
+    assert_eq!(err.line(), 6, "{text}");
+}

@@ -92,10 +92,15 @@ pub struct Surfaces {
 }
 
 impl Surfaces {
-    /// True when nothing collides.
+    /// True when nothing can touch anything: no colliding body, or a single one
+    /// that does not collide with itself.
     #[must_use]
     pub fn is_empty(&self) -> bool {
-        self.bodies.is_empty()
+        match self.bodies.as_slice() {
+            [] => true,
+            [only] => !only.self_collide,
+            _ => false,
+        }
     }
 
     /// Thickness of surface body `b`, m.
