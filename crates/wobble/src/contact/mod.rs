@@ -193,10 +193,12 @@ impl Contacts {
         for pair in &self.pairs {
             let pos = gather(x, pair.p);
             let prox = narrow::proximity(pair.kind, &pos, DVec3::Y);
-            if pair.kind != PairKind::VertexVertex && prox.distance < 1e-12 * (1.0 + pos[0].length()) {
-                self.excluded.push(pair.p);
-                touching.push(pair.p);
-            } else if pair.kind == PairKind::VertexVertex && prox.distance < pair.distance * 0.5 {
+            // Touching surfaces, or spheres overlapping by more than half.
+            let overlapping = match pair.kind {
+                PairKind::VertexVertex => prox.distance < pair.distance * 0.5,
+                _ => prox.distance < 1e-12 * (1.0 + pos[0].length()),
+            };
+            if overlapping {
                 self.excluded.push(pair.p);
                 touching.push(pair.p);
             }
