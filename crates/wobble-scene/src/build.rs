@@ -123,10 +123,14 @@ impl Scene {
         });
         let mut all_colliders = Vec::new();
         for c in &self.colliders {
-            let list = match c.shape {
-                ColliderShape::Single(shape) => vec![Collider::new(&c.name, shape, c.surface)],
+            let list = match &c.shape {
+                ColliderShape::Single(shape) => vec![Collider::new(&c.name, shape.clone(), c.surface)],
+                ColliderShape::Mesh { file, scale, offset, thickness, file_span } => {
+                    let mesh = self.load_collider_mesh(file, *scale, *offset, *thickness, file_span)?;
+                    vec![Collider::new(&c.name, wobble::constraint::collider::Shape::Mesh(mesh), c.surface)]
+                }
                 ColliderShape::Room { min, max } => {
-                    let mut walls = Collider::room(min, max, c.surface);
+                    let mut walls = Collider::room(*min, *max, c.surface);
                     for w in &mut walls {
                         w.name = format!("{}-{}", c.name, w.name);
                     }
@@ -200,6 +204,28 @@ impl Scene {
             world.scripts.push(ScriptedDrag::new(d.start, d.end, pick, d.target, d.ramp, params));
         }
         Ok(Built { world, bodies })
+    }
+
+    /// Reads a mesh collider's OBJ file (relative to the scene), scaled and moved.
+    fn load_collider_mesh(
+        &self,
+        file: &str,
+        scale: f64,
+        offset: glam::DVec3,
+        thickness: f64,
+        span: &Range<usize>,
+    ) -> Result<std::sync::Arc<wobble::constraint::TriMesh>, SceneError> {
+        let path = self.base_dir.join(file);
+        let fail = |msg: String| SceneError::new(&self.source, span.clone(), msg);
+        let text = std::fs::read_to_string(&path).map_err(|e| {
+            fail(format!("cannot read mesh file `{}`: {e}", path.display()))
+                .with_help("mesh paths are relative to the scene file's directory")
+        })?;
+        let mesh = obj::parse(&text).map_err(|e| fail(format!("mesh file `{}`: {e}", path.display())))?;
+        let vertices = mesh.vertices.iter().map(|v| *v * scale + offset).collect();
+        wobble::constraint::TriMesh::new(vertices, mesh.triangles, thickness)
+            .map(std::sync::Arc::new)
+            .map_err(|e| fail(format!("mesh file `{}`: {e}", path.display())))
     }
 
     fn err(&self, span: Range<usize>, e: &BuildError) -> SceneError {

@@ -288,6 +288,19 @@ pub enum ColliderShape {
         /// Maximum corner, m.
         max: DVec3,
     },
+    /// A triangle mesh from an OBJ file, loaded when the scene is built.
+    Mesh {
+        /// Path relative to the scene file.
+        file: String,
+        /// Uniform scale applied to the file's coordinates.
+        scale: f64,
+        /// Translation after scaling, m.
+        offset: DVec3,
+        /// Shell thickness of an open mesh, m.
+        thickness: f64,
+        /// Span of the `file` key.
+        file_span: Range<usize>,
+    },
 }
 
 /// One `[[collider]]`.
@@ -1068,7 +1081,7 @@ fn read_driver(t: &Table<'_, '_>, names: &[&str], index: usize) -> Result<Driver
 }
 
 fn read_collider(t: &Table<'_, '_>, index: usize) -> Result<ColliderSpec, SceneError> {
-    let kind = t.str("type")?.ok_or_else(|| t.missing("type", "plane, sphere or room"))?;
+    let kind = t.str("type")?.ok_or_else(|| t.missing("type", "plane, sphere, box, mesh or room"))?;
     let shape = match kind {
         "plane" => {
             let normal = t.vec3_or("normal", DVec3::Y)?;
@@ -1081,6 +1094,33 @@ fn read_collider(t: &Table<'_, '_>, index: usize) -> Result<ColliderSpec, SceneE
             center: t.vec3_or("center", DVec3::ZERO)?,
             radius: t.positive("radius", None, "m")?,
         }),
+        "box" => {
+            let size = t.vec3("size")?.ok_or_else(|| t.missing("size", "[x, y, z], the edge lengths in m"))?;
+            if !(size.is_finite() && size.min_element() > 0.0) {
+                return Err(t.error(t.span_of("size"), format!("every edge in `size` = {size} must be positive (m)")));
+            }
+            let deg = t.vec3_or("rotation", DVec3::ZERO)?;
+            if !deg.is_finite() {
+                return Err(t.error(t.span_of("rotation"), "`rotation` must be finite angles in degrees"));
+            }
+            let rotation = glam::DQuat::from_euler(
+                glam::EulerRot::ZYX,
+                deg.z.to_radians(),
+                deg.y.to_radians(),
+                deg.x.to_radians(),
+            );
+            ColliderShape::Single(Shape::Box { center: t.vec3_or("center", DVec3::ZERO)?, half: 0.5 * size, rotation })
+        }
+        "mesh" => {
+            let file = t.str("file")?.ok_or_else(|| t.missing("file", "an OBJ file, relative to the scene"))?;
+            ColliderShape::Mesh {
+                file: file.to_owned(),
+                scale: t.positive("scale", Some(1.0), "")?,
+                offset: t.vec3_or("offset", DVec3::ZERO)?,
+                thickness: t.positive("thickness", Some(0.005), "m")?,
+                file_span: t.span_of("file"),
+            }
+        }
         "room" => {
             let min = t.vec3("min")?.ok_or_else(|| t.missing("min", "[x, y, z] of the lower corner"))?;
             let max = t.vec3("max")?.ok_or_else(|| t.missing("max", "[x, y, z] of the upper corner"))?;
@@ -1092,7 +1132,7 @@ fn read_collider(t: &Table<'_, '_>, index: usize) -> Result<ColliderSpec, SceneE
         other => {
             return Err(t
                 .error(t.span_of("type"), format!("unknown collider type `{other}`"))
-                .with_help("collider types: plane, sphere, room"));
+                .with_help("collider types: plane, sphere, box, mesh, room"));
         }
     };
     let d = Surface::default();

@@ -245,6 +245,15 @@ pub enum ColliderInfo {
         /// Radius, m.
         radius: f64,
     },
+    /// A box or a triangle mesh, as triangles placed at t = 0.
+    Mesh {
+        /// Name.
+        name: String,
+        /// Vertex positions, m, three numbers each.
+        vertices: Vec<f32>,
+        /// Triangles, three vertex indices each.
+        triangles: Vec<u32>,
+    },
 }
 
 /// Energies and volume in a status message.

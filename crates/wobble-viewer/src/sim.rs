@@ -544,6 +544,7 @@ impl Simulator {
         let size = (hi - lo).length().max(1e-3);
         for c in colliders(w) {
             match c.shape {
+                Shape::Box { .. } | Shape::Mesh(_) => {}
                 Shape::Sphere { center, radius } => {
                     let r = DVec3::splat(radius);
                     let near = (center - (lo + hi) * 0.5).length() < 2.0 * size + radius;
@@ -603,12 +604,20 @@ impl Simulator {
                 .collect(),
             pinned: self.pinned(),
             colliders: colliders(w)
-                .map(|c| match c.shape {
+                .map(|c| match &c.shape {
                     Shape::Plane { point, normal } => {
                         ColliderInfo::Plane { name: c.name.clone(), point: point.to_array(), normal: normal.to_array() }
                     }
                     Shape::Sphere { center, radius } => {
-                        ColliderInfo::Sphere { name: c.name.clone(), center: center.to_array(), radius }
+                        ColliderInfo::Sphere { name: c.name.clone(), center: center.to_array(), radius: *radius }
+                    }
+                    shape => {
+                        let (vertices, triangles) = wobble::constraint::collider::surface_of(shape);
+                        ColliderInfo::Mesh {
+                            name: c.name.clone(),
+                            vertices: vertices.iter().flat_map(|v| v.to_array().map(|x| x as f32)).collect(),
+                            triangles: triangles.into_iter().flatten().collect(),
+                        }
                     }
                 })
                 .collect(),

@@ -144,7 +144,7 @@ function buildModel(topo, keepCamera) {
   if (!keepCamera) frameCamera(topo);
 }
 
-// Colliders: spheres drawn solid and dim; floors (upward planes) as a grid around
+// Colliders: spheres, boxes and meshes drawn solid and dim; floors (upward planes) as a grid around
 // the bodies; other planes (walls, ceilings) are left out so that they never hide
 // the bodies. Every collider gets an object, so frame offsets match by index.
 function colliderObject(c, topo) {
@@ -153,6 +153,13 @@ function colliderObject(c, topo) {
     o = new THREE.Mesh(new THREE.SphereGeometry(c.radius * 0.995, 48, 24),
       new THREE.MeshStandardMaterial({ color: 0x59606b, roughness: 0.9 }));
     o.position.set(...c.center);
+  } else if (c.shape === 'mesh') {
+    // Boxes and triangle meshes arrive as triangles in world coordinates at t = 0.
+    const g = new THREE.BufferGeometry();
+    g.setAttribute('position', new THREE.Float32BufferAttribute(c.vertices, 3));
+    g.setIndex(c.triangles);
+    g.computeVertexNormals();
+    o = new THREE.Mesh(g, new THREE.MeshStandardMaterial({ color: 0x59606b, roughness: 0.9, side: THREE.DoubleSide }));
   } else if (c.normal[1] > 0.9) {
     const extent = Math.max(topo.size * 3, 0.5);
     o = new THREE.GridHelper(extent, 24, 0x56606e, 0x3a414c);

@@ -103,6 +103,9 @@ pub struct Geometry {
     pub spheres: Vec<(DVec3, f64)>,
 }
 
+/// Colour of box and mesh colliders.
+const COLLIDER_GREY: Rgb = [0.55, 0.57, 0.6];
+
 /// Blue → white → red for strain −1 … 1 (in units of the scale).
 #[must_use]
 pub fn strain_color(e: f64) -> Rgb {
@@ -171,13 +174,21 @@ impl Geometry {
     pub fn add_colliders<'a>(&mut self, colliders: impl Iterator<Item = &'a Collider>, t: f64) {
         for c in colliders {
             let d = c.motion.offset(t);
-            match c.shape {
-                Shape::Plane { point, normal } if normal.dot(DVec3::Y) > 0.999 => {
+            match &c.shape {
+                &Shape::Plane { point, normal } if normal.dot(DVec3::Y) > 0.999 => {
                     let y = point.y + d.y;
                     self.floor = Some(self.floor.map_or(y, |f| f.min(y)));
                 }
-                Shape::Sphere { center, radius } => self.spheres.push((center + d, radius)),
+                Shape::Sphere { center, radius } => self.spheres.push((*center + d, *radius)),
                 Shape::Plane { .. } => {}
+                shape @ (Shape::Box { .. } | Shape::Mesh(_)) => {
+                    // Boxes and meshes as grey triangles after everything else.
+                    let (vertices, triangles) = wobble::constraint::collider::surface_of(shape);
+                    let first = self.positions.len() as u32;
+                    self.positions.extend(vertices.iter().map(|v| *v + d));
+                    self.colors.extend(std::iter::repeat_n(COLLIDER_GREY, vertices.len()));
+                    self.triangles.extend(triangles.iter().map(|t| t.map(|i| i + first)));
+                }
             }
         }
     }

@@ -1,5 +1,6 @@
-//! Colliders: half-spaces (floor, walls, ceiling) and spheres, static or moving, with
-//! restitution and Coulomb friction (physics notes §9).
+//! Colliders: half-spaces (floor, walls, ceiling), spheres, oriented boxes and
+//! triangle meshes ([`super::trimesh`]), static or moving, with restitution and
+//! Coulomb friction (physics notes §9).
 //!
 //! A free particle of radius r that ends a step inside the collider is moved back
 //! to its surface along the normal n. If it was approaching (relative normal
@@ -8,10 +9,13 @@
 //! change, (1 + ε)|v_n|, down to zero (Coulomb friction as an impulse). Velocities are
 //! taken relative to the collider's own velocity, so moving colliders push.
 
-use glam::DVec3;
+use std::sync::Arc;
 
-use super::{Constraint, ConstraintContext, Motion};
+use glam::{DQuat, DVec3};
+
+use super::{Constraint, ConstraintContext, Motion, TriMesh};
 use crate::force::{Parameter, ParameterError};
+use crate::model::RigidShape;
 use crate::model::State;
 
 /// Default coefficient of restitution.
@@ -20,7 +24,7 @@ pub const DEFAULT_RESTITUTION: f64 = 0.5;
 pub const DEFAULT_FRICTION: f64 = 0.3;
 
 /// Collider geometry at t = 0.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Shape {
     /// Half-space {x : (x − point) · normal ≥ 0} is free; `normal` is unit.
     Plane {
@@ -36,6 +40,44 @@ pub enum Shape {
         /// Radius, m (> 0).
         radius: f64,
     },
+    /// Solid oriented box; particles are kept outside it.
+    Box {
+        /// Centre, m.
+        center: DVec3,
+        /// Half the edge lengths along the box's own axes, m (each > 0).
+        half: DVec3,
+        /// Orientation (box frame to world).
+        rotation: DQuat,
+    },
+    /// Triangle mesh: a closed mesh keeps particles outside, an open one is a
+    /// two-sided shell of its thickness.
+    Mesh(Arc<TriMesh>),
+}
+
+/// The surface of a box or mesh collider as placed at t = 0: vertices (m) and
+/// outward-wound triangles, for drawing (planes and spheres give none).
+#[must_use]
+pub fn surface_of(shape: &Shape) -> (Vec<DVec3>, Vec<[u32; 3]>) {
+    match shape {
+        Shape::Box { center, half, rotation } => {
+            let corners = (0..8)
+                .map(|k| {
+                    let s = DVec3::new(
+                        if k & 1 == 0 { -1.0 } else { 1.0 },
+                        if k & 2 == 0 { -1.0 } else { 1.0 },
+                        if k & 4 == 0 { -1.0 } else { 1.0 },
+                    );
+                    *center + *rotation * (s * *half)
+                })
+                .collect();
+            // Two triangles per face, wound outward (corner k has bit 0 = +x, 1 = +y, 2 = +z).
+            let faces = [[0, 4, 6, 2], [1, 3, 7, 5], [0, 1, 5, 4], [2, 6, 7, 3], [0, 2, 3, 1], [4, 5, 7, 6]];
+            let triangles = faces.iter().flat_map(|f| [[f[0], f[1], f[2]], [f[0], f[2], f[3]]]).collect();
+            (corners, triangles)
+        }
+        Shape::Mesh(m) => (m.vertices.clone(), m.triangles.clone()),
+        Shape::Plane { .. } | Shape::Sphere { .. } => (Vec::new(), Vec::new()),
+    }
 }
 
 /// Contact response coefficients.
@@ -123,15 +165,28 @@ impl Collider {
     /// and the outward normal there.
     #[must_use]
     pub fn distance(&self, p: DVec3, t: f64) -> (f64, DVec3) {
+        self.distance_within(p, t, 0.0)
+    }
+
+    /// As [`Collider::distance`], for a caller that only cares within `reach` (m)
+    /// of the surface: a mesh may then answer +∞ for points farther away.
+    #[must_use]
+    pub fn distance_within(&self, p: DVec3, t: f64, reach: f64) -> (f64, DVec3) {
         let d = self.motion.offset(t);
-        match self.shape {
-            Shape::Plane { point, normal } => ((p - point - d).dot(normal), normal),
+        match &self.shape {
+            Shape::Plane { point, normal } => ((p - *point - d).dot(*normal), *normal),
             Shape::Sphere { center, radius } => {
-                let rel = p - center - d;
+                let rel = p - *center - d;
                 let len = rel.length();
                 let n = if len > 0.0 { rel / len } else { DVec3::Y };
                 (len - radius, n)
             }
+            Shape::Box { center, half, rotation } => {
+                let local = rotation.inverse() * (p - *center - d);
+                let (dist, n) = RigidShape::Box { half: *half }.distance(local);
+                (dist, *rotation * n)
+            }
+            Shape::Mesh(mesh) => mesh.distance(p - d, reach.max(1e-9)).unwrap_or((f64::INFINITY, DVec3::Y)),
         }
     }
 }
@@ -150,7 +205,7 @@ impl Constraint for Collider {
                 continue;
             }
             let x = state.x.get(i);
-            let (dist, n) = self.distance(x, ctx.t);
+            let (dist, n) = self.distance_within(x, ctx.t, ctx.particles.radius[i]);
             let depth = ctx.particles.radius[i] - dist;
             if depth <= 0.0 {
                 continue;

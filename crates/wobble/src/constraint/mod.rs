@@ -23,6 +23,7 @@ pub mod motion;
 pub mod rigid_contact;
 pub mod stick;
 pub mod stretch_limit;
+pub mod trimesh;
 
 pub use collider::{Collider, Shape, Surface};
 pub use containment::Containment;
@@ -31,6 +32,7 @@ pub use motion::Motion;
 pub use rigid_contact::RigidContact;
 pub use stick::Sticks;
 pub use stretch_limit::StretchLimit;
+pub use trimesh::TriMesh;
 
 /// What a constraint sees: particle properties, the time at the end of the step (s)
 /// and the step length (s).

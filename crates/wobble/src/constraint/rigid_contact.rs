@@ -169,7 +169,7 @@ impl RigidContact {
             let mut deepest = (0.0, DVec3::ZERO);
             for p in &local[..count] {
                 let arm = q * *p;
-                let (dist, n) = c.distance(xb + arm, t);
+                let (dist, n) = c.distance_within(xb + arm, t, margin);
                 let depth = margin - dist;
                 if depth > 0.0 {
                     found[m] = (arm - margin * n, n, depth);
