@@ -246,3 +246,22 @@ fn contact_thickness_errors_name_the_line_and_a_value_that_works() {
     assert!(text.contains("1.414e-2") && text.contains("self_collide = false"), "{text}");
     assert_eq!(err.line(), 6, "{text}");
 }
+
+#[test]
+fn mesh_collider_files_that_are_missing_or_empty_are_errors_at_their_line() {
+    let dir = std::env::temp_dir().join(format!("wobble-mesh-collider-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("empty.obj"), "# nothing here\n").unwrap();
+    std::fs::write(dir.join("points.obj"), "v 0 0 0\nv 1 0 0\n").unwrap();
+    for (file, fragment) in
+        [("missing.obj", "cannot read mesh file"), ("empty.obj", "empty.obj"), ("points.obj", "points.obj")]
+    {
+        let text = format!("{CLOTH}\n[[collider]]\ntype = \"mesh\"\nfile = \"{file}\"\n");
+        let scene = Scene::parse(Source::new("test.toml", text), dir.clone()).unwrap();
+        let err = scene.build().unwrap_err();
+        assert_eq!(err.line(), 8, "{err}");
+        assert!(err.to_string().contains(fragment), "{err}");
+    }
+    // A box with a non-positive edge.
+    expect(&format!("{CLOTH}\n[[collider]]\ntype = \"box\"\nsize = [1, 0, 1]\n"), 8, 8, &["must be positive"]);
+}
