@@ -212,8 +212,8 @@ impl Scene {
         touch: Option<&Vec<bool>>,
         colliders: &[Collider],
     ) {
-        // Rigid bodies do not collide with each other: no contact sees another
-        // body's centre particle as a point to push out.
+        // A body's own contact never sees another body's centre particle as a point
+        // to push out; bodies meet each other through one shared contact below.
         let n = b.state.len();
         let mut mask = touch.cloned().unwrap_or_else(|| vec![true; n]);
         mask.resize(n, true);
@@ -226,6 +226,24 @@ impl Scene {
             let mut contact =
                 RigidContact::new(&format!("{}-contact", spec.name), vec![rigid], r.contact, colliders.to_vec());
             contact.only = Some(mask.clone());
+            b.add_constraint(contact);
+        }
+        // Rigid bodies against each other: one contact over all of them (no
+        // particles, no colliders), with the bodies' mean restitution and friction.
+        let rigid: Vec<_> = b.topology.rigids.clone();
+        if rigid.len() >= 2 {
+            let surfaces: Vec<_> = self
+                .bodies
+                .iter()
+                .filter_map(|spec| if let BodyShape::Rigid(r) = &spec.shape { Some(r.contact) } else { None })
+                .collect();
+            let k = surfaces.len().max(1) as f64;
+            let surface = wobble::constraint::collider::Surface {
+                restitution: surfaces.iter().map(|s| s.restitution).sum::<f64>() / k,
+                friction: surfaces.iter().map(|s| s.friction).sum::<f64>() / k,
+            };
+            let mut contact = RigidContact::new("rigid-bodies", rigid, surface, Vec::new());
+            contact.only = Some(vec![false; n]);
             b.add_constraint(contact);
         }
     }

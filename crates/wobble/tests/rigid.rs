@@ -625,3 +625,36 @@ fn attachment_stiffness_bound_follows_a_stiffening_law() {
     }
     assert!(beyond_k, "some link should be stretched into the stiffening part of the law");
 }
+
+/// Two equal rigid balls meeting head-on with restitution 1 exchange their
+/// velocities; linear and angular momentum are kept to round-off.
+#[test]
+fn equal_balls_exchange_velocities_and_keep_momentum() {
+    use wobble::build::rigid::RigidBody;
+    use wobble::constraint::RigidContact;
+    use wobble::constraint::collider::Surface;
+    let mut b = wobble::WorldBuilder::new();
+    let shape = wobble::model::RigidShape::Sphere { radius: 0.1 };
+    let body = |x: f64, v: f64| RigidBody {
+        shape,
+        mass: 2.0,
+        position: glam::DVec3::new(x, 0.0, 0.01),
+        velocity: glam::DVec3::new(v, 0.0, 0.0),
+        ..RigidBody::default()
+    };
+    let ha = body(-0.3, 1.0).build(&mut b, "a").unwrap().particle;
+    let hb = body(0.3, -1.0).build(&mut b, "b").unwrap().particle;
+    let bodies = b.topology.rigids.clone();
+    let n = b.state.len();
+    let mut contact =
+        RigidContact::new("rigid-bodies", bodies, Surface { restitution: 1.0, friction: 0.0 }, Vec::new());
+    contact.only = Some(vec![false; n]);
+    b.add_constraint(contact);
+    let mut w = b.build(wobble::SimParams { dt: 1e-4, ..wobble::SimParams::default() }).unwrap();
+    let (p0, l0) = (w.metrics().momentum, w.metrics().angular_momentum);
+    w.run(5000).unwrap();
+    let (va, vb) = (w.state.v.get(ha), w.state.v.get(hb));
+    assert!((va.x + 1.0).abs() < 1e-9 && (vb.x - 1.0).abs() < 1e-9, "velocities after: {va} {vb}");
+    assert!((w.metrics().momentum - p0).length() < 1e-12);
+    assert!((w.metrics().angular_momentum - l0).length() < 1e-12);
+}

@@ -28,7 +28,18 @@
 //! approach speed at the start) and a friction impulse kept inside the Coulomb disc
 //! μ J. A box that lands flat so gets the same support at its four corners.
 //!
-//! Rigid bodies do not collide with each other (not needed by the paper's scenes).
+//! # Bodies against bodies
+//! Each pair of bodies whose bounding spheres overlap is tested both ways: the
+//! support points of one (a ball's centre with its radius as margin; a box's eight
+//! corners and twelve edge midpoints) against the other's shape. A point at depth
+//! δ > 0 is a contact with the other shape's outward normal n; the bodies are moved
+//! apart along n by δ split by inverse mass (translation only), and an impulse
+//! P = J n − J_t t at the contact point (restitution on the first pass, Coulomb
+//! friction) is given to one and taken from the other, in [`BODY_PASSES`] passes over
+//! the pair's points. Linear momentum changes by equal and opposite impulses, and
+//! angular momentum too (both impulses act at the same point). Box–box edge contacts
+//! are caught where an edge's midpoint or a corner enters the other box; two edges
+//! crossing near their ends can overlap slightly before they are.
 
 use glam::{DMat3, DVec3};
 
@@ -45,6 +56,9 @@ pub const DEFAULT_RIGID_FRICTION: f64 = 0.3;
 
 /// Sequential-impulse passes over a body's contacts with one collider.
 pub const COLLIDER_PASSES: usize = 8;
+
+/// Sequential-impulse passes over the contact points of two bodies.
+pub const BODY_PASSES: usize = 4;
 
 /// Contact between rigid bodies and particles, and between rigid bodies and
 /// colliders. See the module docs.
@@ -232,6 +246,96 @@ impl RigidContact {
     }
 }
 
+impl RigidContact {
+    /// Resolves body `a` against body `b` (see the module docs).
+    fn bodies_against(&mut self, a: usize, b: usize, particles: &Particles, state: &mut State) -> usize {
+        let (ba, bb) = (self.bodies[a], self.bodies[b]);
+        let (pa, pb) = (ba.particle, bb.particle);
+        let (wa, wb) = (particles.inv_mass[pa], particles.inv_mass[pb]);
+        if wa == 0.0 && wb == 0.0 {
+            return 0;
+        }
+        let reach = ba.shape.bounding_radius() + bb.shape.bounding_radius();
+        if (state.x.get(pa) - state.x.get(pb)).length_squared() > reach * reach {
+            return 0;
+        }
+        // Contact points: (point on the surface pair, normal from b to a, depth).
+        let mut found: Vec<(DVec3, DVec3, f64)> = Vec::new();
+        for (from, to, sign) in [(ba, bb, 1.0), (bb, ba, -1.0)] {
+            let (xf, qf) = (state.x.get(from.particle), state.q[from.particle]);
+            let (xt, qt) = (state.x.get(to.particle), state.q[to.particle]);
+            let (points, margin) = body_points(&from.shape);
+            for p in points {
+                let s = xf + qf * p;
+                let (d, n_local) = to.shape.distance(qt.inverse() * (s - xt));
+                let depth = margin - d;
+                if depth > 0.0 {
+                    let n = qt * n_local;
+                    // The contact point lies on `to`'s surface below the point.
+                    found.push((s - d * n, sign * n, depth));
+                }
+            }
+        }
+        if found.is_empty() {
+            return 0;
+        }
+        // Position: the deepest overlap, split by inverse mass.
+        let &(_, n, depth) = found.iter().max_by(|x, y| x.2.total_cmp(&y.2)).expect("non-empty");
+        let w = wa + wb;
+        state.x.set(pa, state.x.get(pa) + (wa / w * depth) * n);
+        state.x.set(pb, state.x.get(pb) - (wb / w * depth) * n);
+        let Surface { restitution, friction } = self.surface;
+        for pass in 0..BODY_PASSES {
+            for &(c, n, _) in &found {
+                let (xa, xb) = (state.x.get(pa), state.x.get(pb));
+                let (ia, ib) =
+                    (particles.world_inv_inertia(pa, state.q[pa]), particles.world_inv_inertia(pb, state.q[pb]));
+                let (ra, rb) = (c - xa, c - xb);
+                let vel = |state: &State| {
+                    (state.v.get(pa) + state.w.get(pa).cross(ra)) - (state.v.get(pb) + state.w.get(pb).cross(rb))
+                };
+                let rel = vel(state);
+                let un = rel.dot(n);
+                if un >= 0.0 {
+                    continue;
+                }
+                let k = |d: DVec3| w + d.dot((ia * ra.cross(d)).cross(ra)) + d.dot((ib * rb.cross(d)).cross(rb));
+                let e = if pass == 0 { restitution } else { 0.0 };
+                let jn = -(1.0 + e) * un / k(n);
+                let mut impulse = jn * n;
+                let ut = rel - un * n;
+                let ut_len = ut.length();
+                if ut_len > 0.0 && friction > 0.0 {
+                    let t = ut / ut_len;
+                    impulse -= (ut_len / k(t)).min(friction * jn) * t;
+                }
+                apply_body(state, pa, wa, &ia, ra, impulse);
+                apply_body(state, pb, wb, &ib, rb, -impulse);
+            }
+        }
+        found.len()
+    }
+}
+
+/// Support points of a shape in its body frame and their margin: a ball's centre
+/// (margin its radius), a box's corners and edge midpoints (margin 0).
+fn body_points(shape: &crate::model::RigidShape) -> (Vec<DVec3>, f64) {
+    let mut corners = [DVec3::ZERO; 8];
+    let (count, margin) = shape.support_points(&mut corners);
+    let mut points = corners[..count].to_vec();
+    if count == 8 {
+        // Edge midpoints: corners differing in one bit.
+        for i in 0..8usize {
+            for bit in [1usize, 2, 4] {
+                if i & bit == 0 {
+                    points.push(0.5 * (corners[i] + corners[i | bit]));
+                }
+            }
+        }
+    }
+    (points, margin)
+}
+
 /// Adds impulse `p` (N s) to particle `i` of inverse mass `w`.
 #[inline]
 fn apply(state: &mut State, i: usize, w: f64, p: DVec3) {
@@ -261,6 +365,11 @@ impl Constraint for RigidContact {
         for k in 0..self.bodies.len() {
             contacts += self.particles_against(k, ctx.particles, state);
             contacts += self.colliders_against(k, ctx.particles, state, ctx.t);
+        }
+        for a in 0..self.bodies.len() {
+            for b in a + 1..self.bodies.len() {
+                contacts += self.bodies_against(a, b, ctx.particles, state);
+            }
         }
         self.contacts = contacts;
     }
