@@ -1,4 +1,4 @@
-//! Profiling aid: steps the 64 × 64 crumple (`se` symplectic at 1e-4 s, else implicit at
+//! Profiling aid (`cargo run --release -p wobble --example crumple_phases -- [se]`): steps the 64 × 64 crumple (`se` symplectic at 1e-4 s, else implicit at
 //! 1e-3 s) and prints the contact stage's phase times.
 use wobble::build::crumple::crumple_world;
 use wobble::integrate::IntegratorKind;
