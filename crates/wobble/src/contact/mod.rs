@@ -100,6 +100,8 @@ pub struct ContactReport {
     pub frozen: usize,
     /// Hits left between particles no contact can move.
     pub unresolved: usize,
+    /// Times the candidate-pair list was rebuilt (0 when the last one served).
+    pub rebuilds: usize,
     /// Wall time of the broad phase, s.
     pub seconds_broad: f64,
     /// Wall time of the narrow phase (proximity and continuous tests), s.
@@ -141,6 +143,8 @@ pub struct Contacts {
     built_x1: Vec3s,
     /// Extra growth of the boxes `pairs` was built with, m.
     margin: f64,
+    /// Rebuilds of the pair list in the current resolve.
+    rebuilds: usize,
     zone_of: Vec<u32>,
     frozen: Vec<bool>,
 }
@@ -162,6 +166,7 @@ impl Contacts {
             built_x0: Vec3s::default(),
             built_x1: Vec3s::default(),
             margin: 0.0,
+            rebuilds: 0,
             zone_of: Vec::new(),
             frozen: Vec::new(),
         }
@@ -241,6 +246,7 @@ impl Contacts {
             self.report = report;
             return report;
         }
+        self.rebuilds = 0;
         let clock = std::time::Instant::now();
         self.ensure_pairs(x0, &state.x);
         report.pairs = self.pairs.len();
@@ -319,6 +325,7 @@ impl Contacts {
                 }
             }
         }
+        report.rebuilds = self.rebuilds;
         self.report = report;
         report
     }
@@ -350,6 +357,7 @@ impl Contacts {
         // Twice the largest thickness: measured on the 64 × 64 crumple as the best
         // balance between rebuilds (smaller) and pairs to test (larger).
         self.margin = PAIR_MARGIN * self.surfaces.bodies.iter().map(|b| b.thickness).fold(0.0, f64::max);
+        self.rebuilds += 1;
         self.build_pairs(x0, x1, self.margin);
         self.built_x0.copy_from(x0);
         self.built_x1.copy_from(x1);
