@@ -1,13 +1,37 @@
-//! Profiling aid (`cargo run --release -p wobble --example crumple_phases -- [se]`): steps the 64 × 64 crumple (`se` symplectic at 1e-4 s, else implicit at
-//! 1e-3 s) and prints the contact stage's phase times.
+//! Profiling aid for the contact stage on the 64 × 64 crumple.
+//!
+//! `cargo run --release -p wobble --example crumple_phases -- [se]` steps it (`se`:
+//! symplectic Euler at 1e-4 s, else implicit Euler at 1e-3 s) and prints the
+//! contact stage's phase times, the pair-list rebuilds and a fingerprint of the
+//! final state (equal fingerprints: the same trajectory).
+//! `off` among the arguments turns self-collision off. `... -- broad` times the broad phase alone, rebuilt 50 times on one crumpled
+//! state and sweep.
 use wobble::build::crumple::crumple_world;
 use wobble::integrate::IntegratorKind;
 fn main() {
-    let se = std::env::args().nth(1).as_deref() == Some("se");
+    let arg = std::env::args().nth(1).unwrap_or_default();
+    let se = arg == "se" || std::env::args().any(|a| a == "se");
+    let off = std::env::args().any(|a| a == "off");
     let (kind, dt, steps) =
         if se { (IntegratorKind::SymplecticEuler, 1e-4, 1500) } else { (IntegratorKind::ImplicitEuler, 1e-3, 200) };
-    let mut w = crumple_world(64, kind, dt, true).expect("crumple");
+    let mut w = crumple_world(64, kind, dt, !off).expect("crumple");
     w.run((0.15 / dt) as u64).expect("warm-up");
+    if arg == "broad" {
+        w.run(100).expect("crumple");
+        let x0 = w.state.x.clone();
+        let mut x1 = x0.clone();
+        for i in 0..x1.len() {
+            x1.add(i, w.state.v.get(i) * dt);
+        }
+        let start = std::time::Instant::now();
+        let mut pairs = 0;
+        let reps: usize = std::env::var("REPS").ok().and_then(|r| r.parse().ok()).unwrap_or(50);
+        for _ in 0..reps {
+            pairs = w.contacts.broad_phase(&x0, &x1).len();
+        }
+        println!("broad phase: {:.3} ms per rebuild, {pairs} pairs", start.elapsed().as_secs_f64() * 1e3 / reps as f64);
+        return;
+    }
     let (mut b, mut n, mut r, mut rebuilds) = (0.0, 0.0, 0.0, 0);
     let start = std::time::Instant::now();
     for _ in 0..steps {
@@ -27,4 +51,7 @@ fn main() {
         ms(r),
         rebuilds as f64 / steps as f64
     );
+    let x = &w.state.x;
+    let sum: f64 = (0..x.len()).map(|i| x.get(i).dot(glam::DVec3::new(1.0, 2.0, 3.0))).sum();
+    println!("fingerprint {sum:.17e}; contact totals {:?}", w.contact_totals());
 }

@@ -29,7 +29,6 @@ pub struct TriMesh {
     /// Pseudo-normal per triangle edge (ab, bc, ca).
     edge_normals: Vec<[DVec3; 3]>,
     vertex_normals: Vec<DVec3>,
-    boxes: Vec<Aabb>,
     hash: SpatialHash,
     cell: f64,
     bounds: Aabb,
@@ -127,7 +126,6 @@ impl TriMesh {
             face_normals,
             edge_normals,
             vertex_normals,
-            boxes,
             hash,
             cell,
             bounds,
@@ -139,7 +137,7 @@ impl TriMesh {
     fn nearest_within(&self, p: DVec3, radius: f64) -> Option<(f64, usize, [f64; 3])> {
         let q = Aabb { lo: p - DVec3::splat(radius), hi: p + DVec3::splat(radius) };
         let mut best: Option<(f64, usize, [f64; 3])> = None;
-        self.hash.for_each_overlap(&self.boxes, &q, |k| {
+        self.hash.for_each_overlap(&q, |k| {
             let [a, b, c] = self.triangles[k as usize].map(|i| self.vertices[i as usize]);
             let (d2, w) = point_triangle(p, a, b, c);
             if best.is_none_or(|(bd, ..)| d2 < bd * bd) {

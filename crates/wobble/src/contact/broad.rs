@@ -2,10 +2,10 @@
 //! asked (sorting is cheaper than keeping a dynamic structure valid for soft bodies,
 //! whose every primitive moves every step).
 //!
-//! Boxes are inserted into every cell they overlap as (cell key, index) entries; the
-//! entries are sorted, so a cell's contents are one contiguous, ordered run found by
-//! binary search. Query results depend only on the boxes, never on thread count or
-//! hash iteration order.
+//! Boxes are inserted into every cell they overlap; a counting pass groups them so a
+//! cell's contents are one contiguous run (boxes stored inline, in single precision
+//! rounded outwards) found through an open-addressing table. Query results depend
+//! only on the boxes, never on thread count or hash iteration order.
 
 use glam::DVec3;
 
@@ -38,40 +38,63 @@ impl Aabb {
 }
 
 /// Most cells one box may cover along an axis before it is clamped to a coarser
-/// footprint (a primitive that moved very far in one step): its cells then stand for
-/// a region (still found through its overlap test), so the hash stays bounded.
+/// footprint (a primitive that moved very far in one step): such a box is kept on a
+/// separate list tested against every query, so the hash stays bounded.
 const MAX_CELLS_PER_AXIS: i64 = 16;
+
+/// A hashed box in single precision, rounded outwards (so it contains the box it
+/// stands for), with its index: the cells' contents are scanned in order, with no
+/// lookup elsewhere until a box overlaps the query.
+#[derive(Clone, Copy, Debug, Default)]
+struct Entry {
+    lo: [f32; 3],
+    hi: [f32; 3],
+    idx: u32,
+}
+
+impl Entry {
+    fn new(b: &Aabb, idx: u32) -> Entry {
+        // Casting rounds to nearest (relative error below 2⁻²⁴); stepping a
+        // millionth outwards first makes the rounding outward.
+        let down = |v: f64| (v - v.abs() * 1e-6 - 1e-30) as f32;
+        let up = |v: f64| (v + v.abs() * 1e-6 + 1e-30) as f32;
+        Entry { lo: [down(b.lo.x), down(b.lo.y), down(b.lo.z)], hi: [up(b.hi.x), up(b.hi.y), up(b.hi.z)], idx }
+    }
+
+    fn overlaps(&self, o: &Entry) -> bool {
+        // Non-short-circuit `&`: one well-predicted branch instead of six.
+        (self.lo[0] <= o.hi[0])
+            & (o.lo[0] <= self.hi[0])
+            & (self.lo[1] <= o.hi[1])
+            & (o.lo[1] <= self.hi[1])
+            & (self.lo[2] <= o.hi[2])
+            & (o.lo[2] <= self.hi[2])
+    }
+}
 
 /// A spatial hash of boxes. See the module docs.
 #[derive(Clone, Debug, Default)]
 pub struct SpatialHash {
-    cell: f64,
-    /// (cell key, box index), in box order.
-    entries: Vec<(u64, u32)>,
-    /// Table slot of each entry.
+    /// Reciprocal of the cell edge, 1/m.
+    inv_cell: f64,
+    /// Table slot of each (box, cell) incidence, in box order.
     entry_slot: Vec<u32>,
-    /// Box indices grouped by cell (each group in box order).
-    grouped: Vec<u32>,
+    /// The boxes grouped by cell (each group in box order).
+    grouped: Vec<Entry>,
     /// Open-addressing table: (cell key, first index into `grouped`, count);
     /// count 0 = empty.
     table: Vec<(u64, u32, u32)>,
     /// Boxes too large for the grid, tested against every query.
-    large: Vec<u32>,
-    /// Number of boxes hashed.
-    count: usize,
-    /// Cell of each hashed box's lower corner.
-    lo_cells: Vec<[i64; 3]>,
+    large: Vec<Entry>,
+    /// Each box in single precision, and whether it is large.
+    scratch: Vec<(Entry, bool)>,
 }
 
-fn cell_coord(v: f64, cell: f64) -> i64 {
-    (v / cell).floor().clamp(-1.0e15, 1.0e15) as i64
-}
-
-fn key(i: i64, j: i64, k: i64) -> u64 {
+fn key(c: [i64; 3]) -> u64 {
     // Three 21-bit fields; distant cells may share a key, which only adds
     // candidates that the exact tests remove.
     let m = (1u64 << 21) - 1;
-    ((i as u64) & m) | (((j as u64) & m) << 21) | (((k as u64) & m) << 42)
+    ((c[0] as u64) & m) | (((c[1] as u64) & m) << 21) | (((c[2] as u64) & m) << 42)
 }
 
 fn slot(key: u64, mask: usize) -> usize {
@@ -81,41 +104,27 @@ fn slot(key: u64, mask: usize) -> usize {
 impl SpatialHash {
     /// Rebuilds the hash over `boxes` with cells of edge `cell` (m).
     pub fn build(&mut self, boxes: &[Aabb], cell: f64) {
-        self.cell = cell;
-        self.count = boxes.len();
-        self.entries.clear();
+        self.inv_cell = 1.0 / cell;
         self.large.clear();
-        self.lo_cells.clear();
+        self.scratch.clear();
+        let mut incidences = 0;
         for (idx, b) in boxes.iter().enumerate() {
-            let (lo, hi) = (self.cells_of(b.lo), self.cells_of(b.hi));
-            self.lo_cells.push(lo);
-            if (0..3).any(|a| hi[a] - lo[a] >= MAX_CELLS_PER_AXIS) {
-                self.large.push(idx as u32);
-                continue;
+            let e = Entry::new(b, idx as u32);
+            let (lo, hi) = (self.cells_of(e.lo), self.cells_of(e.hi));
+            let large = (0..3).any(|a| hi[a] - lo[a] >= MAX_CELLS_PER_AXIS);
+            if large {
+                self.large.push(e);
+            } else {
+                incidences += (0..3).map(|a| (hi[a] - lo[a] + 1) as usize).product::<usize>();
             }
-            for i in lo[0]..=hi[0] {
-                for j in lo[1]..=hi[1] {
-                    for k in lo[2]..=hi[2] {
-                        self.entries.push((key(i, j, k), idx as u32));
-                    }
-                }
-            }
+            self.scratch.push((e, large));
         }
-        // Group the entries by cell with a counting pass over an open-addressing
-        // table (linear time, no sort); each group keeps box order.
-        let size = (2 * self.entries.len()).next_power_of_two().max(16);
-        self.table.clear();
-        self.table.resize(size, (0, 0, 0));
-        self.entry_slot.clear();
-        let mask = size - 1;
-        for &(k, _) in &self.entries {
-            let mut s = slot(k, mask);
-            while self.table[s].2 != 0 && self.table[s].0 != k {
-                s = (s + 1) & mask;
-            }
-            self.table[s].0 = k;
-            self.table[s].2 += 1;
-            self.entry_slot.push(s as u32);
+        // Group the incidences by cell with a counting pass over an open-addressing
+        // table (linear time, no sort); each group keeps box order. The table starts
+        // at twice the box count and doubles while over half full.
+        let mut size = (2 * boxes.len()).next_power_of_two().max(16);
+        while !self.count_cells(size) {
+            size *= 2;
         }
         let mut next = 0u32;
         for t in &mut self.table {
@@ -123,23 +132,77 @@ impl SpatialHash {
             next += t.2;
         }
         self.grouped.clear();
-        self.grouped.resize(self.entries.len(), 0);
+        self.grouped.resize(incidences, Entry::default());
         // Fill each group from its start; `table.1` runs ahead and is reset after.
-        for (e, &s) in self.entries.iter().zip(&self.entry_slot) {
-            let t = &mut self.table[s as usize];
-            self.grouped[t.1 as usize] = e.1;
-            t.1 += 1;
+        let mut n = 0;
+        for &(e, large) in &self.scratch {
+            if large {
+                continue;
+            }
+            let (lo, hi) = (self.cells_of(e.lo), self.cells_of(e.hi));
+            let cells = (0..3).map(|a| (hi[a] - lo[a] + 1) as usize).product::<usize>();
+            for &s in &self.entry_slot[n..n + cells] {
+                let t = &mut self.table[s as usize];
+                self.grouped[t.1 as usize] = e;
+                t.1 += 1;
+            }
+            n += cells;
         }
         for t in &mut self.table {
             t.1 -= t.2;
         }
     }
 
-    fn cells_of(&self, p: DVec3) -> [i64; 3] {
-        [cell_coord(p.x, self.cell), cell_coord(p.y, self.cell), cell_coord(p.z, self.cell)]
+    /// Counts each cell's boxes in a table of `size` slots; false (and nothing
+    /// usable) when the table would be more than half full.
+    fn count_cells(&mut self, size: usize) -> bool {
+        let mask = size - 1;
+        self.table.clear();
+        self.table.resize(size, (0, 0, 0));
+        self.entry_slot.clear();
+        let mut used = 0;
+        for &(e, large) in &self.scratch {
+            if large {
+                continue;
+            }
+            let (lo, hi) = (self.cells_of(e.lo), self.cells_of(e.hi));
+            for i in lo[0]..=hi[0] {
+                for j in lo[1]..=hi[1] {
+                    for k in lo[2]..=hi[2] {
+                        let c = key([i, j, k]);
+                        let mut s = slot(c, mask);
+                        while self.table[s].2 != 0 && self.table[s].0 != c {
+                            s = (s + 1) & mask;
+                        }
+                        if self.table[s].2 == 0 {
+                            used += 1;
+                            if 2 * used > size {
+                                return false;
+                            }
+                        }
+                        self.table[s].0 = c;
+                        self.table[s].2 += 1;
+                        self.entry_slot.push(s as u32);
+                    }
+                }
+            }
+        }
+        true
     }
 
-    fn run(&self, k: u64) -> &[u32] {
+    fn cell_coord(&self, v: f32) -> i64 {
+        // floor() without a library call: truncate, then step down for negative
+        // non-integers.
+        let x = (f64::from(v) * self.inv_cell).clamp(-1.0e15, 1.0e15);
+        let t = x as i64;
+        t - i64::from((t as f64) > x)
+    }
+
+    fn cells_of(&self, p: [f32; 3]) -> [i64; 3] {
+        p.map(|v| self.cell_coord(v))
+    }
+
+    fn run(&self, k: u64) -> &[Entry] {
         let mask = self.table.len() - 1;
         let mut s = slot(k, mask);
         loop {
@@ -154,21 +217,109 @@ impl SpatialHash {
         }
     }
 
-    /// Calls `f` once for every box of `boxes` (the ones hashed) that overlaps
-    /// `query`, in an order fixed by the boxes alone.
-    ///
-    /// A pair is reported only from the cell holding the lower corner of the two
-    /// boxes' intersection, so no pair is seen twice and no sorting is needed.
-    pub fn for_each_overlap(&self, boxes: &[Aabb], query: &Aabb, mut f: impl FnMut(u32)) {
-        if self.count == 0 {
+    /// Number of table slots: the range that [`SpatialHash::self_join`] and
+    /// [`SpatialHash::join`] split into parts.
+    #[must_use]
+    pub fn slots(&self) -> usize {
+        self.table.len()
+    }
+
+    /// True when boxes `a` and `b`, both in the cell of key `cell`, are reported
+    /// from it: it holds the lower corner of their intersection, max(a.lo, b.lo).
+    fn reports(&self, a: &Entry, b: &Entry, cell: u64) -> bool {
+        let (ca, cb) = (self.cells_of(a.lo), self.cells_of(b.lo));
+        // Keys alias only cells 2²¹ apart, farther than a box that is not large
+        // can reach, so equal keys mean the same cell here.
+        key([ca[0].max(cb[0]), ca[1].max(cb[1]), ca[2].max(cb[2])]) == cell
+    }
+
+    /// Calls `f(a, b)` with a < b for every pair of overlapping hashed boxes whose
+    /// reference cell lies in table slots `slots`; over all slots (and
+    /// [`SpatialHash::self_join_large`]), each overlapping pair exactly once, in an
+    /// order fixed by the boxes alone. A cell's boxes are one contiguous run (in
+    /// box order), so the pairs within it are tested from memory already in cache.
+    pub fn self_join(&self, slots: std::ops::Range<usize>, mut f: impl FnMut(u32, u32)) {
+        for &(cell, start, len) in &self.table[slots] {
+            if len < 2 {
+                continue;
+            }
+            let run = &self.grouped[start as usize..(start + len) as usize];
+            for (i, a) in run.iter().enumerate() {
+                for b in &run[i + 1..] {
+                    if a.overlaps(b) && self.reports(a, b, cell) {
+                        f(a.idx, b.idx);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The pairs of [`SpatialHash::self_join`] that involve a large box.
+    pub fn self_join_large(&self, mut f: impl FnMut(u32, u32)) {
+        for l in &self.large {
+            for (e, large) in &self.scratch {
+                // Two large boxes meet once, from the one with the smaller index.
+                if (!large || e.idx > l.idx) && e.idx != l.idx && e.overlaps(l) {
+                    f(l.idx.min(e.idx), l.idx.max(e.idx));
+                }
+            }
+        }
+    }
+
+    /// Calls `f(a, b)` for every overlapping pair of a box `a` hashed here and a
+    /// box `b` hashed in `other` (built with the same cell size) whose reference
+    /// cell lies in this table's slots `slots`; over all slots (and
+    /// [`SpatialHash::join_large`]), each overlapping pair exactly once.
+    pub fn join(&self, other: &SpatialHash, slots: std::ops::Range<usize>, mut f: impl FnMut(u32, u32)) {
+        for &(cell, start, len) in &self.table[slots] {
+            if len == 0 {
+                continue;
+            }
+            let theirs = other.run(cell);
+            if theirs.is_empty() {
+                continue;
+            }
+            for a in &self.grouped[start as usize..(start + len) as usize] {
+                for b in theirs {
+                    if a.overlaps(b) && self.reports(a, b, cell) {
+                        f(a.idx, b.idx);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The pairs of [`SpatialHash::join`] that involve a large box of either hash.
+    pub fn join_large(&self, other: &SpatialHash, mut f: impl FnMut(u32, u32)) {
+        for l in &self.large {
+            for (e, _) in &other.scratch {
+                if e.overlaps(l) {
+                    f(l.idx, e.idx);
+                }
+            }
+        }
+        for l in &other.large {
+            for (e, large) in &self.scratch {
+                if !large && e.overlaps(l) {
+                    f(e.idx, l.idx);
+                }
+            }
+        }
+    }
+
+    /// Calls `f` once for every hashed box that overlaps `query` (touching counts),
+    /// in an order fixed by the boxes alone.
+    pub fn for_each_overlap(&self, query: &Aabb, mut f: impl FnMut(u32)) {
+        if self.table.is_empty() {
             return;
         }
-        let (lo, hi) = (self.cells_of(query.lo), self.cells_of(query.hi));
+        let q = Entry::new(query, 0);
+        let (lo, hi) = (self.cells_of(q.lo), self.cells_of(q.hi));
         if (0..3).any(|a| hi[a] - lo[a] >= MAX_CELLS_PER_AXIS) {
             // A huge query box: test every box.
-            for (idx, b) in boxes.iter().enumerate() {
-                if b.overlaps(query) {
-                    f(idx as u32);
+            for (e, _) in &self.scratch {
+                if e.overlaps(&q) {
+                    f(e.idx);
                 }
             }
             return;
@@ -176,23 +327,24 @@ impl SpatialHash {
         for i in lo[0]..=hi[0] {
             for j in lo[1]..=hi[1] {
                 for k in lo[2]..=hi[2] {
-                    for &idx in self.run(key(i, j, k)) {
-                        // The intersection's lower corner is max(b.lo, query.lo), and
-                        // its cell the componentwise max of the corners' cells.
-                        let c = self.lo_cells[idx as usize];
-                        if c[0].max(lo[0]) != i || c[1].max(lo[1]) != j || c[2].max(lo[2]) != k {
+                    for e in self.run(key([i, j, k])) {
+                        if !e.overlaps(&q) {
                             continue;
                         }
-                        if boxes[idx as usize].overlaps(query) {
-                            f(idx);
+                        // Report the pair only from the cell holding the lower corner
+                        // of the two boxes' intersection, max(e.lo, q.lo), whose cell
+                        // is the componentwise max of the corners' cells.
+                        let c = self.cells_of(e.lo);
+                        if c[0].max(lo[0]) == i && c[1].max(lo[1]) == j && c[2].max(lo[2]) == k {
+                            f(e.idx);
                         }
                     }
                 }
             }
         }
-        for &idx in &self.large {
-            if boxes[idx as usize].overlaps(query) {
-                f(idx);
+        for e in &self.large {
+            if e.overlaps(&q) {
+                f(e.idx);
             }
         }
     }
@@ -201,6 +353,71 @@ impl SpatialHash {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn random_boxes(n: usize, seed: u64, size: f64) -> Vec<Aabb> {
+        let mut s = seed;
+        let mut rnd = || {
+            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (s >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let mut boxes: Vec<Aabb> = (0..n)
+            .map(|_| {
+                let c = DVec3::new(rnd(), rnd(), rnd()) * 2.0 - DVec3::splat(1.0);
+                let e = DVec3::new(rnd(), rnd(), rnd()) * size;
+                Aabb { lo: c - e, hi: c + e }
+            })
+            .collect();
+        // Two boxes too large for the grid, and two touching exactly.
+        boxes.push(Aabb { lo: DVec3::splat(-10.0), hi: DVec3::splat(10.0) });
+        boxes.push(Aabb { lo: DVec3::new(0.0, -10.0, 0.0), hi: DVec3::new(0.1, 10.0, 0.1) });
+        boxes.push(Aabb { lo: DVec3::splat(0.3), hi: DVec3::splat(0.4) });
+        boxes.push(Aabb { lo: DVec3::splat(0.4), hi: DVec3::splat(0.5) });
+        boxes
+    }
+
+    #[test]
+    fn joins_find_each_overlapping_pair_once() {
+        let a = random_boxes(400, 7, 0.12);
+        let b = random_boxes(250, 99, 0.08);
+        let (mut ha, mut hb) = (SpatialHash::default(), SpatialHash::default());
+        ha.build(&a, 0.1);
+        hb.build(&b, 0.1);
+        // Self-join against all pairs.
+        let mut found = Vec::new();
+        ha.self_join(0..ha.slots() / 2, |i, j| found.push((i, j)));
+        ha.self_join(ha.slots() / 2..ha.slots(), |i, j| found.push((i, j)));
+        ha.self_join_large(|i, j| found.push((i, j)));
+        let n = found.len();
+        found.sort_unstable();
+        found.dedup();
+        assert_eq!(found.len(), n, "a pair was reported twice");
+        let mut brute = Vec::new();
+        for i in 0..a.len() {
+            for j in i + 1..a.len() {
+                if a[i].overlaps(&a[j]) {
+                    brute.push((i as u32, j as u32));
+                }
+            }
+        }
+        assert_eq!(found, brute);
+        // Join of two sets against all pairs.
+        let mut found = Vec::new();
+        ha.join(&hb, 0..ha.slots(), |i, j| found.push((i, j)));
+        ha.join_large(&hb, |i, j| found.push((i, j)));
+        let n = found.len();
+        found.sort_unstable();
+        found.dedup();
+        assert_eq!(found.len(), n, "a pair was reported twice");
+        let mut brute = Vec::new();
+        for (i, ai) in a.iter().enumerate() {
+            for (j, bj) in b.iter().enumerate() {
+                if ai.overlaps(bj) {
+                    brute.push((i as u32, j as u32));
+                }
+            }
+        }
+        assert_eq!(found, brute);
+    }
 
     #[test]
     fn hash_finds_every_overlap_that_brute_force_finds() {
@@ -221,7 +438,7 @@ mod tests {
         hash.build(&boxes, 0.15);
         for q in &boxes {
             let mut found = Vec::new();
-            hash.for_each_overlap(&boxes, q, |i| found.push(i));
+            hash.for_each_overlap(q, |i| found.push(i));
             found.sort_unstable();
             let brute: Vec<u32> = (0..boxes.len() as u32).filter(|&i| boxes[i as usize].overlaps(q)).collect();
             assert_eq!(found, brute);

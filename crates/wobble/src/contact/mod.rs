@@ -110,8 +110,8 @@ pub struct ContactReport {
     pub seconds_response: f64,
 }
 
-/// A candidate pair: its kind, its four particles (unused slots repeat slot 0) and
-/// its contact distance, m.
+/// A candidate pair: its kind, its four particles (unused slots repeat slot 0),
+/// its contact distance, m, and the primitive it was found for.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Pair {
     /// Vertex–triangle, edge–edge or vertex–vertex.
@@ -120,6 +120,19 @@ pub struct Pair {
     pub p: [u32; 4],
     /// Contact distance, m.
     pub distance: f64,
+    /// Index of the first primitive (the vertex in `Surfaces::vertices`, the
+    /// lower-numbered edge, or the lower-numbered point): part of the canonical
+    /// order ([`Pair::order`]).
+    pub query: u32,
+}
+
+impl Pair {
+    /// The key of the canonical order in which the response takes pairs: fixed by
+    /// the geometry alone, whatever the list's own order (which depends on the
+    /// thread count, the hash and when the list was built).
+    fn order(&self) -> (u8, u32, [u32; 4]) {
+        (self.kind as u8, self.query, self.p)
+    }
 }
 
 /// The contact stage: every body's collision surface and the scratch space of the
@@ -133,14 +146,41 @@ pub struct Contacts {
     report: ContactReport,
     /// Pairs excluded from continuous detection because they intersected at build time.
     excluded: Vec<[u32; 4]>,
-    hash: SpatialHash,
+    /// Spatial hashes of the vertices, triangles, edges and loose points.
+    hashes: [SpatialHash; 4],
     boxes: Vec<Aabb>,
     pairs: Vec<Pair>,
     hits: Vec<(usize, Hit)>,
     close: Vec<u32>,
-    /// Sweep that `pairs` was built for (empty: rebuild next time).
-    built_x0: Vec3s,
-    built_x1: Vec3s,
+    /// Per particle, the box around the sweep `pairs` was built for, grown by
+    /// `margin` (empty: rebuild next time).
+    built_lo: Vec3s,
+    built_hi: Vec3s,
+    /// Counts rebuilds of `pairs`, so continuous detection knows when its last
+    /// pass covered the current list.
+    pairs_version: u64,
+    /// `pairs_version` and end positions of the last continuous pass (`None`: the
+    /// next pass tests every pair).
+    tested: Option<u64>,
+    tested_x1: Vec3s,
+    /// Scratch: particles whose pairs the next continuous pass must test.
+    retest: Vec<bool>,
+    /// Particles whose pairs the next continuous pass must test because the pair
+    /// list changed around them (an incremental update).
+    pending: Vec<bool>,
+    /// Primitives touching each particle (for incremental updates).
+    incidence: Incidence,
+    /// Particles whose boxes grew since the last full build, and a flag per
+    /// particle; their primitives' hashed boxes are stale.
+    dirty: Vec<u32>,
+    is_dirty: Vec<bool>,
+    /// Scratch of incremental updates: particles outside their boxes, affected
+    /// primitives per class (flags and lists).
+    moved: Vec<u32>,
+    affected: [Vec<bool>; 4],
+    affected_list: [Vec<u32>; 4],
+    /// Pairs of the last full build; later ones come from incremental updates.
+    base_len: usize,
     /// Extra growth of the boxes `pairs` was built with, m.
     margin: f64,
     /// Rebuilds of the pair list in the current resolve.
@@ -154,17 +194,29 @@ impl Contacts {
     #[must_use]
     pub fn new(surfaces: surface::Surfaces, settings: ContactSettings) -> Self {
         Self {
+            incidence: Incidence::of(&surfaces),
             surfaces,
             settings,
             report: ContactReport::default(),
             excluded: Vec::new(),
-            hash: SpatialHash::default(),
+            hashes: Default::default(),
             boxes: Vec::new(),
             pairs: Vec::new(),
             hits: Vec::new(),
             close: Vec::new(),
-            built_x0: Vec3s::default(),
-            built_x1: Vec3s::default(),
+            built_lo: Vec3s::default(),
+            built_hi: Vec3s::default(),
+            pairs_version: 0,
+            tested: None,
+            tested_x1: Vec3s::default(),
+            retest: Vec::new(),
+            pending: Vec::new(),
+            dirty: Vec::new(),
+            is_dirty: Vec::new(),
+            moved: Vec::new(),
+            affected: Default::default(),
+            affected_list: Default::default(),
+            base_len: 0,
             margin: 0.0,
             rebuilds: 0,
             zone_of: Vec::new(),
@@ -247,6 +299,8 @@ impl Contacts {
             return report;
         }
         self.rebuilds = 0;
+        // A new sweep: the first continuous pass tests every pair.
+        self.tested = None;
         let clock = std::time::Instant::now();
         self.ensure_pairs(x0, &state.x);
         report.pairs = self.pairs.len();
@@ -257,12 +311,11 @@ impl Contacts {
         let s = self.settings;
         // Continuous detection with impulses.
         let mut clean = false;
-        for round in 0..s.ccd_iterations {
-            if round > 0 {
-                let clock = std::time::Instant::now();
-                self.ensure_pairs(x0, &state.x);
-                report.seconds_broad += clock.elapsed().as_secs_f64();
-            }
+        for _ in 0..s.ccd_iterations {
+            // The responses moved particles: make sure the list still covers them.
+            let clock = std::time::Instant::now();
+            self.ensure_pairs(x0, &state.x);
+            report.seconds_broad += clock.elapsed().as_secs_f64();
             let clock = std::time::Instant::now();
             self.find_hits(x0, &state.x);
             report.seconds_narrow += clock.elapsed().as_secs_f64();
@@ -330,128 +383,227 @@ impl Contacts {
         report
     }
 
-    /// Rebuilds the candidate pairs for positions `x` at rest (no sweep).
-    pub(crate) fn broad_phase_public(&mut self, x: &Vec3s) {
-        self.broad_phase(x, x);
-    }
-
     /// Makes `pairs` hold every pair whose sweeps x0 → x1 (grown by the contact
-    /// distance) overlap. The list is built for the sweep x0ᵇ → x1ᵇ with every box
-    /// grown by a margin, and reused while |x0 − x0ᵇ| and |x1 − x1ᵇ| stay within
-    /// the margin for every particle (then each new sweep box lies inside its
-    /// grown box, so no overlapping pair is missing). Corrections within a step
-    /// and slow motion between steps reuse it.
+    /// distance) overlap.
+    ///
+    /// The list is built with each particle's box around its sweep grown by a
+    /// margin, and each primitive's box the union of its particles' boxes (grown by
+    /// half the thickness). It stays valid while every particle's x0 and x1 lie
+    /// inside its own box: then every primitive's current sweep box lies inside the
+    /// box it was hashed with, so no overlapping pair is missing. When a few
+    /// particles leave their boxes (corrections within a step), their boxes grow and
+    /// only the pairs of the primitives around them are found again
+    /// ([`Contacts::update_pairs`]); when many do, the list is rebuilt.
     fn ensure_pairs(&mut self, x0: &Vec3s, x1: &Vec3s) {
-        if self.built_x0.len() == x0.len() && self.margin > 0.0 {
-            let m = self.margin;
-            let within = |x: &Vec3s, b: &Vec3s| {
-                (0..x.len()).all(|i| {
-                    let d = (x.get(i) - b.get(i)).abs();
-                    d.x <= m && d.y <= m && d.z <= m
-                })
-            };
-            if within(x0, &self.built_x0) && within(x1, &self.built_x1) {
+        let n = x0.len();
+        if self.built_lo.len() == n {
+            let (lo, hi) = (&self.built_lo, &self.built_hi);
+            let inside = |i: usize, p: DVec3| p.cmpge(lo.get(i)).all() && p.cmple(hi.get(i)).all();
+            let limit = (n / INCREMENTAL_SHARE).max(INCREMENTAL_MIN);
+            self.moved.clear();
+            for i in 0..n {
+                if !(inside(i, x0.get(i)) && inside(i, x1.get(i))) {
+                    self.moved.push(i as u32);
+                    if self.moved.len() + self.dirty.len() > limit {
+                        break;
+                    }
+                }
+            }
+            if self.moved.is_empty() {
+                return;
+            }
+            if self.moved.len() + self.dirty.len() <= limit {
+                self.update_pairs(x0, x1);
                 return;
             }
         }
-        // Twice the largest thickness: measured on the 64 × 64 crumple as the best
-        // balance between rebuilds (smaller) and pairs to test (larger).
-        self.margin = PAIR_MARGIN * self.surfaces.bodies.iter().map(|b| b.thickness).fold(0.0, f64::max);
+        // The margin pays only when the list can outlive the step: when no
+        // particle's sweep is longer than the thickness, twice the largest
+        // thickness (measured on the 64 × 64 crumple as the best balance between
+        // rebuilds and pairs to test); for fast motion, a small one that absorbs
+        // round-off and leaves corrections to incremental updates.
+        let thickness = self.surfaces.bodies.iter().map(|b| b.thickness).fold(0.0, f64::max);
+        let sweep = (0..n).map(|i| (x1.get(i) - x0.get(i)).abs().max_element()).fold(0.0, f64::max);
+        let factor = if sweep <= thickness { PAIR_MARGIN } else { PAIR_MARGIN_FAST };
+        self.margin = factor * thickness;
         self.rebuilds += 1;
         self.build_pairs(x0, x1, self.margin);
-        self.built_x0.copy_from(x0);
-        self.built_x1.copy_from(x1);
     }
 
-    /// Rebuilds `pairs` for the sweep `x0` → `x1` (margin 0: valid for this sweep
-    /// only).
-    fn broad_phase(&mut self, x0: &Vec3s, x1: &Vec3s) {
+    /// The broad phase on its own: every candidate pair whose boxes around the
+    /// sweep `x0` → `x1` (grown by the contact distance) overlap, in the order the
+    /// response uses. Valid for this sweep only.
+    pub fn broad_phase(&mut self, x0: &Vec3s, x1: &Vec3s) -> &[Pair] {
         self.build_pairs(x0, x1, 0.0);
-        self.built_x0.resize(0);
+        self.built_lo.resize(0);
+        &self.pairs
+    }
+
+    /// Sets particle `i`'s box to its sweep `a` → `b` grown by `margin`, or grows
+    /// it to cover that sweep.
+    fn fit_particle_box(&mut self, i: usize, a: DVec3, b: DVec3, grow: bool) {
+        let m = DVec3::splat(self.margin);
+        let (mut lo, mut hi) = (a.min(b) - m, a.max(b) + m);
+        if grow {
+            lo = lo.min(self.built_lo.get(i));
+            hi = hi.max(self.built_hi.get(i));
+        }
+        self.built_lo.set(i, lo);
+        self.built_hi.set(i, hi);
     }
 
     /// Rebuilds `pairs` for the sweep `x0` → `x1` with every box grown by a further
     /// `margin` (m).
     fn build_pairs(&mut self, x0: &Vec3s, x1: &Vec3s, margin: f64) {
-        let surf = &self.surfaces;
         self.pairs.clear();
-        // Cell size: the mean extent of the triangle (or edge) boxes.
-        let tri_boxes = surf.triangles.len();
+        // Hits index the old list (and a new list is tested whole anyway).
+        self.hits.clear();
+        self.pairs_version += 1;
+        self.margin = margin;
+        self.built_lo.resize(x0.len());
+        self.built_hi.resize(x0.len());
+        for i in 0..x0.len() {
+            self.fit_particle_box(i, x0.get(i), x1.get(i), false);
+        }
+        for &i in &self.dirty {
+            self.is_dirty[i as usize] = false;
+        }
+        self.dirty.clear();
+        let surf = &self.surfaces;
+        let (lo, hi) = (&self.built_lo, &self.built_hi);
         self.boxes.clear();
-        for (k, t) in surf.triangles.iter().enumerate() {
-            let m = 0.5 * surf.thickness_of(surf.triangle_body[k]) + margin;
-            let p = t.map(|i| x0.get(i as usize));
-            let q = t.map(|i| x1.get(i as usize));
-            self.boxes.push(Aabb::around(&[p[0], p[1], p[2], q[0], q[1], q[2]], m));
-        }
-        for (k, e) in surf.edges.iter().enumerate() {
-            let m = 0.5 * surf.thickness_of(surf.edge_body[k]) + margin;
-            let p = e.map(|i| x0.get(i as usize));
-            let q = e.map(|i| x1.get(i as usize));
-            self.boxes.push(Aabb::around(&[p[0], p[1], q[0], q[1]], m));
-        }
-        let point_first = self.boxes.len();
-        for (k, &v) in surf.points.iter().enumerate() {
-            let m = 0.5 * surf.thickness_of(surf.point_body[k]) + margin;
-            self.boxes.push(Aabb::around(&[x0.get(v as usize), x1.get(v as usize)], m));
+        for class in [TRIANGLES, EDGES, POINTS, VERTICES] {
+            for k in 0..surf.count(class) {
+                self.boxes.push(primitive_box(surf, lo, hi, class, k));
+            }
         }
         if self.boxes.is_empty() {
             return;
         }
-        let mean = self.boxes.iter().map(|b| (b.hi - b.lo).max_element()).sum::<f64>() / self.boxes.len() as f64;
-        let cell = mean.max(1e-9);
-        // Vertex–triangle: vertices query the triangles; edge–edge: edges query the
-        // edges after them; vertex–vertex among the particles of bodies without
-        // edges. Queries run in parallel chunks whose results are concatenated in
-        // chunk order, so the pair list is the same for any thread count.
+        let (tri_boxes, point_first) = (surf.triangles.len(), surf.triangles.len() + surf.edges.len());
+        let vertex_first = point_first + surf.points.len();
+        // Cell size: the mean extent of the triangle, edge and point boxes.
+        let shared = &self.boxes[..vertex_first];
+        let mean = shared.iter().map(|b| (b.hi - b.lo).max_element()).sum::<f64>() / shared.len().max(1) as f64;
+        let cell = (mean * CELL_SIZE).max(1e-9);
+        // Vertex–triangle: the vertices' hash joined with the triangles'; edge–edge
+        // and vertex–vertex (particles of bodies without edges): self-joins. Joins
+        // run over parts of the table in parallel, concatenated in part order. (The
+        // list's order does not matter: the response takes the pairs it acts on
+        // in their canonical order, `Pair::order`.)
         let boxes = &self.boxes;
-        let (tris, edges, points) = (&boxes[..tri_boxes], &boxes[tri_boxes..point_first], &boxes[point_first..]);
+        let tris = &boxes[..tri_boxes];
+        let edges = &boxes[tri_boxes..point_first];
+        let points = &boxes[point_first..vertex_first];
+        let verts = &boxes[vertex_first..];
         let pairs = &mut self.pairs;
-        self.hash.build(tris, cell);
-        let hash = &self.hash;
-        let vt = |k: usize, out: &mut Vec<Pair>| {
-            let v = surf.vertices[k];
-            let vb = surf.vertex_body[k];
-            let q = Aabb::around(&[x0.get(v as usize), x1.get(v as usize)], 0.5 * surf.thickness_of(vb) + margin);
-            hash.for_each_overlap(tris, &q, |t| {
-                let tb = surf.triangle_body[t as usize];
-                let tri = surf.triangles[t as usize];
-                if !tri.contains(&v) && surf.may_touch(vb, tb) {
-                    let p = [v, tri[0], tri[1], tri[2]];
-                    out.push(Pair { kind: PairKind::VertexTriangle, p, distance: surf.contact_distance(vb, tb) });
+        // The four hashes are independent: build them side by side.
+        let [hv, ht, he, hp] = &mut self.hashes;
+        rayon::join(
+            || rayon::join(|| hv.build(verts, cell), || ht.build(tris, cell)),
+            || rayon::join(|| he.build(edges, cell), || hp.build(points, cell)),
+        );
+        let [hv, ht, he, hp] = &self.hashes;
+        in_parts(hv.slots(), |r, out| hv.join(ht, r, |k, t| out.extend(surf.vertex_triangle(k, t))), pairs);
+        hv.join_large(ht, |k, t| pairs.extend(surf.vertex_triangle(k, t)));
+        in_parts(he.slots(), |r, out| he.self_join(r, |k, o| out.extend(surf.edge_edge(k, o))), pairs);
+        he.self_join_large(|k, o| pairs.extend(surf.edge_edge(k, o)));
+        in_parts(hp.slots(), |r, out| hp.self_join(r, |k, o| out.extend(surf.point_point(k, o))), pairs);
+        hp.self_join_large(|k, o| pairs.extend(surf.point_point(k, o)));
+        self.base_len = self.pairs.len();
+    }
+
+    /// Incremental update of `pairs` for the particles in `moved` (which left
+    /// their boxes): their boxes grow to cover x0 → x1, they join the dirty set,
+    /// and the pairs of every primitive touching a dirty particle are found again —
+    /// against the hashes for clean primitives (whose hashed boxes still hold), and
+    /// against each other directly (their hashed boxes are stale).
+    fn update_pairs(&mut self, x0: &Vec3s, x1: &Vec3s) {
+        self.is_dirty.resize(x0.len(), false);
+        for k in 0..self.moved.len() {
+            let i = self.moved[k] as usize;
+            self.fit_particle_box(i, x0.get(i), x1.get(i), true);
+            if !self.is_dirty[i] {
+                self.is_dirty[i] = true;
+                self.dirty.push(i as u32);
+            }
+        }
+        // The list's indices change: what the next continuous pass must test is
+        // kept per particle instead.
+        self.pending.resize(x0.len(), false);
+        for &(k, _) in &self.hits {
+            for &p in &self.pairs[k].p {
+                self.pending[p as usize] = true;
+            }
+        }
+        self.hits.clear();
+        for &i in &self.dirty {
+            self.pending[i as usize] = true;
+        }
+        // Primitives touching a dirty particle.
+        let surf = &self.surfaces;
+        for class in [TRIANGLES, EDGES, POINTS, VERTICES] {
+            self.affected[class].clear();
+            self.affected[class].resize(surf.count(class), false);
+            self.affected_list[class].clear();
+        }
+        for &i in &self.dirty {
+            for &(class, k) in self.incidence.of_particle(i) {
+                let class = class as usize;
+                if !self.affected[class][k as usize] {
+                    self.affected[class][k as usize] = true;
+                    self.affected_list[class].push(k);
+                }
+            }
+        }
+        // Pairs before `base_len` that touch a dirty particle are dead (skipped);
+        // those of the dirty primitives are found again after it.
+        self.pairs.truncate(self.base_len);
+        let (lo, hi) = (&self.built_lo, &self.built_hi);
+        let (aff, list) = (&self.affected, &self.affected_list);
+        let found = &mut self.pairs;
+        let [hv, ht, he, hp] = &self.hashes;
+        let b = |class: usize, k: u32| primitive_box(surf, lo, hi, class, k as usize);
+        let clean = |class: usize, k: u32| !aff[class][k as usize];
+        // Vertex–triangle.
+        for &k in &list[VERTICES] {
+            ht.for_each_overlap(&b(VERTICES, k), |t| {
+                if clean(TRIANGLES, t) {
+                    found.extend(surf.vertex_triangle(k, t));
                 }
             });
-        };
-        chunked(surf.vertices.len(), vt, pairs);
-        self.hash.build(edges, cell);
-        let hash = &self.hash;
-        let ee = |k: usize, out: &mut Vec<Pair>| {
-            let (e, eb) = (surf.edges[k], surf.edge_body[k]);
-            hash.for_each_overlap(edges, &edges[k], |o| {
-                let o = o as usize;
-                let (f, ob) = (surf.edges[o], surf.edge_body[o]);
-                if o > k && !f.contains(&e[0]) && !f.contains(&e[1]) && surf.may_touch(eb, ob) {
-                    let p = [e[0], e[1], f[0], f[1]];
-                    out.push(Pair { kind: PairKind::EdgeEdge, p, distance: surf.contact_distance(eb, ob) });
+            for &t in &list[TRIANGLES] {
+                if b(VERTICES, k).overlaps(&b(TRIANGLES, t)) {
+                    found.extend(surf.vertex_triangle(k, t));
+                }
+            }
+        }
+        for &t in &list[TRIANGLES] {
+            hv.for_each_overlap(&b(TRIANGLES, t), |k| {
+                if clean(VERTICES, k) {
+                    found.extend(surf.vertex_triangle(k, t));
                 }
             });
-        };
-        chunked(surf.edges.len(), ee, pairs);
-        if !points.is_empty() {
-            self.hash.build(points, cell);
-            let hash = &self.hash;
-            let vv = |k: usize, out: &mut Vec<Pair>| {
-                let (v, vb) = (surf.points[k], surf.point_body[k]);
-                hash.for_each_overlap(points, &points[k], |o| {
-                    let o = o as usize;
-                    let ob = surf.point_body[o];
-                    if o > k && surf.may_touch(vb, ob) {
-                        let p = [v, surf.points[o], v, v];
-                        out.push(Pair { kind: PairKind::VertexVertex, p, distance: surf.contact_distance(vb, ob) });
+        }
+        // Edge–edge and point–point: each dirty primitive against the clean ones,
+        // and the dirty ones against each other once.
+        for (class, hash) in [(EDGES, he), (POINTS, hp)] {
+            let make = |k: u32, o: u32| {
+                let (k, o) = (k.min(o), k.max(o));
+                if class == EDGES { surf.edge_edge(k, o) } else { surf.point_point(k, o) }
+            };
+            for (n, &k) in list[class].iter().enumerate() {
+                hash.for_each_overlap(&b(class, k), |o| {
+                    if clean(class, o) {
+                        found.extend(make(k, o));
                     }
                 });
-            };
-            chunked(surf.points.len(), vv, pairs);
+                for &o in &list[class][n + 1..] {
+                    if b(class, k).overlaps(&b(class, o)) {
+                        found.extend(make(k, o));
+                    }
+                }
+            }
         }
     }
 
@@ -461,8 +613,12 @@ impl Contacts {
         // Detection in parallel (read-only), response in order on the close pairs.
         let x = &state.x;
         let pairs = &self.pairs;
+        let live = Live::of_list(self.base_len, &self.dirty, &self.is_dirty);
         let detect = |k: usize, out: &mut Vec<u32>| {
             let pair = &pairs[k];
+            if !live.of(k, pair) {
+                return;
+            }
             let pos = gather(x, pair.p);
             if far_apart(pair.kind, &pos, pair.distance) {
                 return;
@@ -473,6 +629,8 @@ impl Contacts {
         };
         self.close.clear();
         chunked(pairs.len(), detect, &mut self.close);
+        // Gauss–Seidel in canonical order.
+        self.close.sort_unstable_by_key(|&k| pairs[k as usize].order());
         let (eps, mu) = (self.settings.restitution, self.settings.friction);
         for _ in 0..self.settings.proximity_iterations.max(1) {
             for &k in &self.close {
@@ -508,11 +666,35 @@ impl Contacts {
         self.close.len()
     }
 
-    /// Continuous detection over every pair for the sweep `x0` → `x1` into `hits`.
+    /// Continuous detection for the sweep `x0` → `x1` into `hits`.
+    ///
+    /// Within one resolve (x0 fixed) a pass after the first tests only the pairs
+    /// with a particle that moved since the previous pass or took part in one of
+    /// its hits: every other pair has the same sweep as when it was last found
+    /// clear, so testing it again would give the same answer. A rebuilt pair list
+    /// is tested whole.
     fn find_hits(&mut self, x0: &Vec3s, x1: &Vec3s) {
-        let (pairs, excluded) = (&self.pairs, &self.excluded);
+        let partial = self.tested == Some(self.pairs_version) && self.tested_x1.len() == x1.len();
+        if partial {
+            self.retest.clear();
+            self.retest.resize(x1.len(), false);
+            self.pending.resize(x1.len(), false);
+            for (i, r) in self.retest.iter_mut().enumerate() {
+                *r = x1.get(i) != self.tested_x1.get(i) || self.pending[i];
+            }
+            for &(k, _) in &self.hits {
+                for &p in &self.pairs[k].p {
+                    self.retest[p as usize] = true;
+                }
+            }
+        }
+        let (pairs, excluded, retest) = (&self.pairs, &self.excluded, &self.retest);
+        let live = Live::of_list(self.base_len, &self.dirty, &self.is_dirty);
         let test = |k: usize, out: &mut Vec<(usize, Hit)>| {
             let pair = &pairs[k];
+            if partial && !pair.p.iter().any(|&p| retest[p as usize]) || !live.of(k, pair) {
+                return;
+            }
             if !excluded.is_empty() && excluded.binary_search(&pair.p).is_ok() {
                 return;
             }
@@ -529,6 +711,11 @@ impl Contacts {
         };
         self.hits.clear();
         chunked(pairs.len(), test, &mut self.hits);
+        // The responses take the hits in canonical order.
+        self.hits.sort_unstable_by_key(|h| pairs[h.0].order());
+        self.pending.clear();
+        self.tested = Some(self.pairs_version);
+        self.tested_x1.copy_from(x1);
         if !self.excluded.is_empty() {
             // Excluded stencils that have separated rejoin continuous detection.
             let pairs = &self.pairs;
@@ -538,7 +725,12 @@ impl Contacts {
                     narrow::proximity(q.kind, &pos, DVec3::Y).distance < q.distance
                 })
             };
+            let before = self.excluded.len();
             self.excluded.retain(still);
+            if self.excluded.len() != before {
+                // Pairs that rejoined have not been tested yet.
+                self.tested = None;
+            }
         }
     }
 
@@ -661,6 +853,191 @@ thread_local! {
 /// the pair list serve several steps (see `Contacts::ensure_pairs`).
 const PAIR_MARGIN: f64 = 2.0;
 
+/// Growth of the broad phase's boxes, in units of the largest thickness, when
+/// particles move farther than the thickness in a step (the list cannot outlive the
+/// step; the margin only absorbs round-off, and corrections within the step are
+/// handled by incremental updates).
+const PAIR_MARGIN_FAST: f64 = 1.0;
+
+/// An incremental update of the pair list handles at most this share (1/n) of the
+/// particles (and at least [`INCREMENTAL_MIN`]); beyond it the list is rebuilt.
+const INCREMENTAL_SHARE: usize = 16;
+
+/// See [`INCREMENTAL_SHARE`].
+const INCREMENTAL_MIN: usize = 16;
+
+/// Primitive classes of a surface, as indices.
+const TRIANGLES: usize = 0;
+const EDGES: usize = 1;
+const POINTS: usize = 2;
+const VERTICES: usize = 3;
+
+/// The primitives (class, index) touching each particle.
+#[derive(Clone, Debug, Default)]
+struct Incidence {
+    start: Vec<u32>,
+    items: Vec<(u8, u32)>,
+}
+
+impl Incidence {
+    fn of(surf: &surface::Surfaces) -> Incidence {
+        let mut all: Vec<(u32, u8, u32)> = Vec::new();
+        for class in [TRIANGLES, EDGES, POINTS, VERTICES] {
+            for k in 0..surf.count(class) {
+                for &p in surf.particles_of(class, k) {
+                    all.push((p, class as u8, k as u32));
+                }
+            }
+        }
+        all.sort_unstable();
+        all.dedup();
+        let n = all.iter().map(|a| a.0 as usize + 1).max().unwrap_or(0);
+        let mut start = vec![0u32; n + 1];
+        for a in &all {
+            start[a.0 as usize + 1] += 1;
+        }
+        for i in 0..n {
+            start[i + 1] += start[i];
+        }
+        Incidence { start, items: all.into_iter().map(|a| (a.1, a.2)).collect() }
+    }
+
+    fn of_particle(&self, i: u32) -> &[(u8, u32)] {
+        let i = i as usize;
+        if i + 1 >= self.start.len() {
+            return &[];
+        }
+        &self.items[self.start[i] as usize..self.start[i + 1] as usize]
+    }
+}
+
+impl surface::Surfaces {
+    /// Number of primitives of `class`.
+    fn count(&self, class: usize) -> usize {
+        match class {
+            TRIANGLES => self.triangles.len(),
+            EDGES => self.edges.len(),
+            POINTS => self.points.len(),
+            _ => self.vertices.len(),
+        }
+    }
+
+    /// Particles of primitive `k` of `class`, and its body.
+    fn particles_of(&self, class: usize, k: usize) -> &[u32] {
+        match class {
+            TRIANGLES => &self.triangles[k],
+            EDGES => &self.edges[k],
+            POINTS => std::slice::from_ref(&self.points[k]),
+            _ => std::slice::from_ref(&self.vertices[k]),
+        }
+    }
+
+    fn body_of(&self, class: usize, k: usize) -> u32 {
+        match class {
+            TRIANGLES => self.triangle_body[k],
+            EDGES => self.edge_body[k],
+            POINTS => self.point_body[k],
+            _ => self.vertex_body[k],
+        }
+    }
+
+    /// Vertex `k` against triangle `t`, unless they share a particle or their
+    /// bodies do not touch.
+    fn vertex_triangle(&self, k: u32, t: u32) -> Option<Pair> {
+        let (v, vb) = (self.vertices[k as usize], self.vertex_body[k as usize]);
+        let (tri, tb) = (self.triangles[t as usize], self.triangle_body[t as usize]);
+        (!tri.contains(&v) && self.may_touch(vb, tb)).then(|| {
+            let p = [v, tri[0], tri[1], tri[2]];
+            Pair { kind: PairKind::VertexTriangle, p, distance: self.contact_distance(vb, tb), query: k }
+        })
+    }
+
+    /// Edge `k` against edge `o` (k < o), unless they share a particle or their
+    /// bodies do not touch.
+    fn edge_edge(&self, k: u32, o: u32) -> Option<Pair> {
+        let (e, eb) = (self.edges[k as usize], self.edge_body[k as usize]);
+        let (f, ob) = (self.edges[o as usize], self.edge_body[o as usize]);
+        (!f.contains(&e[0]) && !f.contains(&e[1]) && self.may_touch(eb, ob)).then(|| {
+            let p = [e[0], e[1], f[0], f[1]];
+            Pair { kind: PairKind::EdgeEdge, p, distance: self.contact_distance(eb, ob), query: k }
+        })
+    }
+
+    /// Point `k` against point `o` (k < o), unless their bodies do not touch.
+    fn point_point(&self, k: u32, o: u32) -> Option<Pair> {
+        let (v, vb) = (self.points[k as usize], self.point_body[k as usize]);
+        let (w, ob) = (self.points[o as usize], self.point_body[o as usize]);
+        self.may_touch(vb, ob).then(|| Pair {
+            kind: PairKind::VertexVertex,
+            p: [v, w, v, v],
+            distance: self.contact_distance(vb, ob),
+            query: k,
+        })
+    }
+}
+
+/// Box of primitive `k` of `class`: the union of its particles' boxes (`lo`,
+/// `hi`), grown by half its body's thickness.
+fn primitive_box(surf: &surface::Surfaces, lo: &Vec3s, hi: &Vec3s, class: usize, k: usize) -> Aabb {
+    let half = DVec3::splat(0.5 * surf.thickness_of(surf.body_of(class, k)));
+    let mut b = Aabb { lo: DVec3::splat(f64::INFINITY), hi: DVec3::splat(f64::NEG_INFINITY) };
+    for &p in surf.particles_of(class, k) {
+        b.lo = b.lo.min(lo.get(p as usize));
+        b.hi = b.hi.max(hi.get(p as usize));
+    }
+    Aabb { lo: b.lo - half, hi: b.hi + half }
+}
+
+/// Cell edge of the broad phase's hash, in units of the mean box extent: measured
+/// on the 64 × 64 crumple (see docs/performance.md).
+const CELL_SIZE: f64 = 2.0;
+
+/// Table slots per parallel part of a broad-phase join.
+const SLOTS_PER_PART: usize = 2048;
+
+/// Runs `f(slots, out)` over the table slots 0..n in parallel parts and appends
+/// the outputs to `dst` in part order.
+fn in_parts<T: Send>(n: usize, f: impl Fn(std::ops::Range<usize>, &mut Vec<T>) + Sync, dst: &mut Vec<T>) {
+    use rayon::prelude::*;
+    let parts = n.div_ceil(SLOTS_PER_PART);
+    if parts <= 1 || rayon::current_num_threads() == 1 {
+        f(0..n, dst);
+        return;
+    }
+    let outs: Vec<Vec<T>> = (0..parts)
+        .into_par_iter()
+        .map(|c| {
+            let mut out = Vec::new();
+            f(c * SLOTS_PER_PART..((c + 1) * SLOTS_PER_PART).min(n), &mut out);
+            out
+        })
+        .collect();
+    for o in outs {
+        dst.extend(o);
+    }
+}
+
+/// Tells live pairs from dead ones: a pair of the last full build that touches a
+/// particle made dirty since is dead (its primitives' pairs were found again).
+#[derive(Clone, Copy)]
+struct Live<'a> {
+    /// Pairs from here on are live (0 when nothing is dirty).
+    base_len: usize,
+    is_dirty: &'a [bool],
+}
+
+impl<'a> Live<'a> {
+    /// For a list whose pairs from `base_len` on came from incremental updates
+    /// since particles `dirty` (flags `is_dirty`) became dirty.
+    fn of_list(base_len: usize, dirty: &[u32], is_dirty: &'a [bool]) -> Live<'a> {
+        Live { base_len: if dirty.is_empty() { 0 } else { base_len }, is_dirty }
+    }
+
+    fn of(&self, k: usize, pair: &Pair) -> bool {
+        k >= self.base_len || !pair.p.iter().any(|&i| self.is_dirty[i as usize])
+    }
+}
+
 /// Items per parallel chunk of a contact pass.
 const CHUNK: usize = 512;
 
@@ -771,4 +1148,64 @@ fn hit_normal(kind: PairKind, x0: &[DVec3; 4], x1: &[DVec3; 4], hit: &Hit) -> DV
     let start: DVec3 = (0..4).map(|k| hit.at.w[k] * x0[k]).sum();
     let s = start.dot(n);
     if s < 0.0 || (s == 0.0 && n.dot(hit.at.n) < 0.0) { -n } else { n }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::build::crumple::crumple_world;
+    use crate::integrate::IntegratorKind;
+    use std::collections::BTreeSet;
+
+    /// The live pairs of `c`'s list as a set of (kind, stencil), none twice.
+    fn live_set(c: &Contacts) -> BTreeSet<(u8, [u32; 4])> {
+        let live = Live::of_list(c.base_len, &c.dirty, &c.is_dirty);
+        let mut set = BTreeSet::new();
+        for (k, p) in c.pairs.iter().enumerate() {
+            if live.of(k, p) {
+                assert!(set.insert((p.kind as u8, p.p)), "pair {:?} {:?} listed twice", p.kind, p.p);
+            }
+        }
+        set
+    }
+
+    #[test]
+    fn incremental_updates_keep_every_overlapping_pair() {
+        // A folded cloth, its list built for one sweep, then particles nudged out
+        // of their boxes a few at a time (incremental updates) and many at once
+        // (a rebuild): the live list must always hold every pair that a fresh broad
+        // phase finds for the current sweep.
+        let mut world = crumple_world(16, IntegratorKind::SymplecticEuler, 1e-3, true).expect("crumple");
+        world.run(150).expect("fold");
+        let x0 = world.state.x.clone();
+        let mut x1 = x0.clone();
+        for i in 0..x1.len() {
+            x1.add(i, world.state.v.get(i) * 1e-3);
+        }
+        let mut c = world.contacts.clone();
+        c.ensure_pairs(&x0, &x1);
+        let mut fresh = world.contacts.clone();
+        let mut seed = 1u64;
+        let mut updates = 0;
+        for round in 0..12 {
+            let nudged = if round == 8 { x1.len() / 2 } else { 3 };
+            for _ in 0..nudged {
+                seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                let i = (seed >> 33) as usize % x1.len();
+                let d = DVec3::new(1.0, -0.5, 0.25) * (0.02 * ((seed >> 20) % 7) as f64 / 7.0);
+                x1.add(i, d);
+            }
+            let before = c.pairs_version;
+            c.ensure_pairs(&x0, &x1);
+            if c.pairs_version == before && !c.dirty.is_empty() {
+                updates += 1;
+            }
+            let need: BTreeSet<(u8, [u32; 4])> =
+                fresh.broad_phase(&x0, &x1).iter().map(|p| (p.kind as u8, p.p)).collect();
+            let have = live_set(&c);
+            let missing: Vec<_> = need.difference(&have).collect();
+            assert!(missing.is_empty(), "round {round}: {} pairs missing, e.g. {:?}", missing.len(), missing[0]);
+        }
+        assert!(updates >= 5, "only {updates} incremental updates were exercised");
+    }
 }

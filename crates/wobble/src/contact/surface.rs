@@ -233,7 +233,7 @@ impl Surfaces {
             b.self_collide = true;
         }
         let mut stage = super::Contacts::new(probe, super::ContactSettings::default());
-        stage.broad_phase_public(x);
+        stage.broad_phase(x, x);
         let mut gap = search;
         for pair in stage.pairs() {
             let pos = pair.p.map(|i| x.get(i as usize));
