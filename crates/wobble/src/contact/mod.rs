@@ -124,6 +124,9 @@ pub struct Pair {
     /// lower-numbered edge, or the lower-numbered point): part of the canonical
     /// order ([`Pair::order`]).
     pub query: u32,
+    /// Index of the second primitive (the triangle, the higher-numbered edge or
+    /// point).
+    pub other: u32,
 }
 
 impl Pair {
@@ -174,11 +177,20 @@ pub struct Contacts {
     /// particle; their primitives' hashed boxes are stale.
     dirty: Vec<u32>,
     is_dirty: Vec<bool>,
-    /// Scratch of incremental updates: particles outside their boxes, affected
-    /// primitives per class (flags and lists).
+    /// Scratch of incremental updates: particles outside their boxes (and a flag
+    /// per particle), primitives touching them (stamped with the update's number).
     moved: Vec<u32>,
-    affected: [Vec<bool>; 4],
-    affected_list: [Vec<u32>; 4],
+    moving: Vec<bool>,
+    fresh: [Vec<u32>; 4],
+    prim_stamp: [Vec<u32>; 4],
+    stamp: u32,
+    /// Dirty primitives per class, flags and lists.
+    prim_dirty: [Vec<bool>; 4],
+    prim_dirty_list: [Vec<u32>; 4],
+    /// Per primitive (triangles, edges, points, vertices, in that order), a box
+    /// for the narrow phase's first test, and where each class starts.
+    filter: Vec<Aabb>,
+    filter_start: [usize; 4],
     /// Pairs of the last full build; later ones come from incremental updates.
     base_len: usize,
     /// Extra growth of the boxes `pairs` was built with, m.
@@ -214,9 +226,15 @@ impl Contacts {
             dirty: Vec::new(),
             is_dirty: Vec::new(),
             moved: Vec::new(),
-            affected: Default::default(),
-            affected_list: Default::default(),
+            moving: Vec::new(),
+            fresh: Default::default(),
+            prim_stamp: Default::default(),
+            stamp: 0,
+            prim_dirty: Default::default(),
+            prim_dirty_list: Default::default(),
             base_len: 0,
+            filter: Vec::new(),
+            filter_start: [0; 4],
             margin: 0.0,
             rebuilds: 0,
             zone_of: Vec::new(),
@@ -469,6 +487,15 @@ impl Contacts {
             self.is_dirty[i as usize] = false;
         }
         self.dirty.clear();
+        for class in [TRIANGLES, EDGES, POINTS, VERTICES] {
+            let count = self.surfaces.count(class);
+            for &k in &self.prim_dirty_list[class] {
+                self.prim_dirty[class][k as usize] = false;
+            }
+            self.prim_dirty_list[class].clear();
+            self.prim_dirty[class].resize(count, false);
+            self.prim_stamp[class].resize(count, 0);
+        }
         let surf = &self.surfaces;
         let (lo, hi) = (&self.built_lo, &self.built_hi);
         self.boxes.clear();
@@ -514,92 +541,118 @@ impl Contacts {
     }
 
     /// Incremental update of `pairs` for the particles in `moved` (which left
-    /// their boxes): their boxes grow to cover x0 → x1, they join the dirty set,
-    /// and the pairs of every primitive touching a dirty particle are found again —
-    /// against the hashes for clean primitives (whose hashed boxes still hold), and
-    /// against each other directly (their hashed boxes are stale).
+    /// their boxes): their boxes grow to cover x0 → x1, they and their primitives
+    /// become dirty (hashed boxes stale) until the next full build, and the pairs
+    /// of the primitives touching them are found again — against the hashes for
+    /// clean primitives (whose hashed boxes still hold), and directly against the
+    /// dirty ones.
     fn update_pairs(&mut self, x0: &Vec3s, x1: &Vec3s) {
-        self.is_dirty.resize(x0.len(), false);
-        for k in 0..self.moved.len() {
-            let i = self.moved[k] as usize;
-            self.fit_particle_box(i, x0.get(i), x1.get(i), true);
-            if !self.is_dirty[i] {
-                self.is_dirty[i] = true;
-                self.dirty.push(i as u32);
-            }
-        }
+        let n = x0.len();
+        self.is_dirty.resize(n, false);
+        self.moving.resize(n, false);
+        self.pending.resize(n, false);
         // The list's indices change: what the next continuous pass must test is
         // kept per particle instead.
-        self.pending.resize(x0.len(), false);
         for &(k, _) in &self.hits {
             for &p in &self.pairs[k].p {
                 self.pending[p as usize] = true;
             }
         }
         self.hits.clear();
-        for &i in &self.dirty {
-            self.pending[i as usize] = true;
+        for k in 0..self.moved.len() {
+            let i = self.moved[k] as usize;
+            self.fit_particle_box(i, x0.get(i), x1.get(i), true);
+            self.moving[i] = true;
+            self.pending[i] = true;
+            if !self.is_dirty[i] {
+                self.is_dirty[i] = true;
+                self.dirty.push(i as u32);
+            }
         }
-        // Primitives touching a dirty particle.
+        // Pairs found by earlier updates that touch a moving particle go; they
+        // are found again below. (Pairs of the full build that touch a dirty
+        // particle are dead: skipped, see `Live`.)
+        let moving = &self.moving;
+        let mut keep = self.base_len;
+        for k in self.base_len..self.pairs.len() {
+            if !self.pairs[k].p.iter().any(|&i| moving[i as usize]) {
+                self.pairs[keep] = self.pairs[k];
+                keep += 1;
+            }
+        }
+        self.pairs.truncate(keep);
+        // The primitives touching a moving particle: new this update, and dirty
+        // (their hashed boxes are stale) until the next full build.
         let surf = &self.surfaces;
+        self.stamp += 1;
         for class in [TRIANGLES, EDGES, POINTS, VERTICES] {
-            self.affected[class].clear();
-            self.affected[class].resize(surf.count(class), false);
-            self.affected_list[class].clear();
+            self.fresh[class].clear();
         }
-        for &i in &self.dirty {
+        for &i in &self.moved {
             for &(class, k) in self.incidence.of_particle(i) {
-                let class = class as usize;
-                if !self.affected[class][k as usize] {
-                    self.affected[class][k as usize] = true;
-                    self.affected_list[class].push(k);
+                let (class, k) = (class as usize, k as usize);
+                if self.prim_stamp[class][k] != self.stamp {
+                    self.prim_stamp[class][k] = self.stamp;
+                    self.fresh[class].push(k as u32);
+                    if !self.prim_dirty[class][k] {
+                        self.prim_dirty[class][k] = true;
+                        self.prim_dirty_list[class].push(k as u32);
+                    }
                 }
             }
         }
-        // Pairs before `base_len` that touch a dirty particle are dead (skipped);
-        // those of the dirty primitives are found again after it.
-        self.pairs.truncate(self.base_len);
+        for &i in &self.moved {
+            self.moving[i as usize] = false;
+        }
         let (lo, hi) = (&self.built_lo, &self.built_hi);
-        let (aff, list) = (&self.affected, &self.affected_list);
+        let (dirty, dirty_list, fresh, stamp) = (&self.prim_dirty, &self.prim_dirty_list, &self.fresh, self.stamp);
         let found = &mut self.pairs;
         let [hv, ht, he, hp] = &self.hashes;
         let b = |class: usize, k: u32| primitive_box(surf, lo, hi, class, k as usize);
-        let clean = |class: usize, k: u32| !aff[class][k as usize];
-        // Vertex–triangle.
-        for &k in &list[VERTICES] {
-            ht.for_each_overlap(&b(VERTICES, k), |t| {
+        let clean = |class: usize, k: u32| !dirty[class][k as usize];
+        let is_fresh = |class: usize, k: u32| self.prim_stamp[class][k as usize] == stamp;
+        // Each fresh primitive against the clean ones (through the hash) and
+        // against every dirty one (directly); a pair of two fresh primitives once.
+        for &k in &fresh[VERTICES] {
+            let bk = b(VERTICES, k);
+            ht.for_each_overlap(&bk, |t| {
                 if clean(TRIANGLES, t) {
                     found.extend(surf.vertex_triangle(k, t));
                 }
             });
-            for &t in &list[TRIANGLES] {
-                if b(VERTICES, k).overlaps(&b(TRIANGLES, t)) {
+            for &t in &dirty_list[TRIANGLES] {
+                if bk.overlaps(&b(TRIANGLES, t)) {
                     found.extend(surf.vertex_triangle(k, t));
                 }
             }
         }
-        for &t in &list[TRIANGLES] {
-            hv.for_each_overlap(&b(TRIANGLES, t), |k| {
+        for &t in &fresh[TRIANGLES] {
+            let bt = b(TRIANGLES, t);
+            hv.for_each_overlap(&bt, |k| {
                 if clean(VERTICES, k) {
                     found.extend(surf.vertex_triangle(k, t));
                 }
             });
+            for &k in &dirty_list[VERTICES] {
+                if !is_fresh(VERTICES, k) && bt.overlaps(&b(VERTICES, k)) {
+                    found.extend(surf.vertex_triangle(k, t));
+                }
+            }
         }
-        // Edge–edge and point–point: each dirty primitive against the clean ones,
-        // and the dirty ones against each other once.
         for (class, hash) in [(EDGES, he), (POINTS, hp)] {
             let make = |k: u32, o: u32| {
                 let (k, o) = (k.min(o), k.max(o));
                 if class == EDGES { surf.edge_edge(k, o) } else { surf.point_point(k, o) }
             };
-            for (n, &k) in list[class].iter().enumerate() {
-                hash.for_each_overlap(&b(class, k), |o| {
+            for &k in &fresh[class] {
+                let bk = b(class, k);
+                hash.for_each_overlap(&bk, |o| {
                     if clean(class, o) {
                         found.extend(make(k, o));
                     }
                 });
-                for &o in &list[class][n + 1..] {
-                    if b(class, k).overlaps(&b(class, o)) {
+                for &o in &dirty_list[class] {
+                    if o != k && !(is_fresh(class, o) && o < k) && bk.overlaps(&b(class, o)) {
                         found.extend(make(k, o));
                     }
                 }
@@ -612,17 +665,16 @@ impl Contacts {
     fn proximity(&mut self, particles: &Particles, state: &mut State) -> usize {
         // Detection in parallel (read-only), response in order on the close pairs.
         let x = &state.x;
+        fill_filter(&self.surfaces, None, x, 0.5, &mut self.filter, &mut self.filter_start);
+        let (filter, start) = (&self.filter, &self.filter_start);
         let pairs = &self.pairs;
         let live = Live::of_list(self.base_len, &self.dirty, &self.is_dirty);
         let detect = |k: usize, out: &mut Vec<u32>| {
             let pair = &pairs[k];
-            if !live.of(k, pair) {
+            if !live.of(k, pair) || !filter_meets(filter, start, pair) {
                 return;
             }
             let pos = gather(x, pair.p);
-            if far_apart(pair.kind, &pos, pair.distance) {
-                return;
-            }
             if narrow::proximity(pair.kind, &pos, DVec3::Y).distance < pair.distance {
                 out.push(k as u32);
             }
@@ -688,11 +740,19 @@ impl Contacts {
                 }
             }
         }
+        if !partial {
+            // A pass over the whole list: first a test of the primitives' boxes.
+            fill_filter(&self.surfaces, Some(x0), x1, 0.05, &mut self.filter, &mut self.filter_start);
+        }
+        let (filter, start) = (&self.filter, &self.filter_start);
         let (pairs, excluded, retest) = (&self.pairs, &self.excluded, &self.retest);
         let live = Live::of_list(self.base_len, &self.dirty, &self.is_dirty);
         let test = |k: usize, out: &mut Vec<(usize, Hit)>| {
             let pair = &pairs[k];
             if partial && !pair.p.iter().any(|&p| retest[p as usize]) || !live.of(k, pair) {
+                return;
+            }
+            if !partial && !filter_meets(filter, start, pair) {
                 return;
             }
             if !excluded.is_empty() && excluded.binary_search(&pair.p).is_ok() {
@@ -948,7 +1008,7 @@ impl surface::Surfaces {
         let (tri, tb) = (self.triangles[t as usize], self.triangle_body[t as usize]);
         (!tri.contains(&v) && self.may_touch(vb, tb)).then(|| {
             let p = [v, tri[0], tri[1], tri[2]];
-            Pair { kind: PairKind::VertexTriangle, p, distance: self.contact_distance(vb, tb), query: k }
+            Pair { kind: PairKind::VertexTriangle, p, distance: self.contact_distance(vb, tb), query: k, other: t }
         })
     }
 
@@ -959,7 +1019,7 @@ impl surface::Surfaces {
         let (f, ob) = (self.edges[o as usize], self.edge_body[o as usize]);
         (!f.contains(&e[0]) && !f.contains(&e[1]) && self.may_touch(eb, ob)).then(|| {
             let p = [e[0], e[1], f[0], f[1]];
-            Pair { kind: PairKind::EdgeEdge, p, distance: self.contact_distance(eb, ob), query: k }
+            Pair { kind: PairKind::EdgeEdge, p, distance: self.contact_distance(eb, ob), query: k, other: o }
         })
     }
 
@@ -972,6 +1032,7 @@ impl surface::Surfaces {
             p: [v, w, v, v],
             distance: self.contact_distance(vb, ob),
             query: k,
+            other: o,
         })
     }
 }
@@ -1015,6 +1076,49 @@ fn in_parts<T: Send>(n: usize, f: impl Fn(std::ops::Range<usize>, &mut Vec<T>) +
     for o in outs {
         dst.extend(o);
     }
+}
+
+/// Fills `filter` with each primitive's box around its positions in `x1` (and
+/// `x0`, for a sweep), grown by `share` of its body's thickness; `start` gets
+/// where each class begins. Two primitives grown by `share` = ½ meet when they
+/// may be within their contact distance; by 0.05, within a tenth of it.
+fn fill_filter(
+    surf: &surface::Surfaces,
+    x0: Option<&Vec3s>,
+    x1: &Vec3s,
+    share: f64,
+    filter: &mut Vec<Aabb>,
+    start: &mut [usize; 4],
+) {
+    filter.clear();
+    for class in [TRIANGLES, EDGES, POINTS, VERTICES] {
+        start[class] = filter.len();
+        for k in 0..surf.count(class) {
+            let grow = DVec3::splat(share * surf.thickness_of(surf.body_of(class, k)));
+            let (mut lo, mut hi) = (DVec3::INFINITY, DVec3::NEG_INFINITY);
+            for &p in surf.particles_of(class, k) {
+                let q = x1.get(p as usize);
+                lo = lo.min(q);
+                hi = hi.max(q);
+                if let Some(x0) = x0 {
+                    let q = x0.get(p as usize);
+                    lo = lo.min(q);
+                    hi = hi.max(q);
+                }
+            }
+            filter.push(Aabb { lo: lo - grow, hi: hi + grow });
+        }
+    }
+}
+
+/// Whether the filter boxes (see [`fill_filter`]) of a pair's two primitives meet.
+fn filter_meets(filter: &[Aabb], start: &[usize; 4], pair: &Pair) -> bool {
+    let (a, b) = match pair.kind {
+        PairKind::VertexTriangle => (start[VERTICES], start[TRIANGLES]),
+        PairKind::EdgeEdge => (start[EDGES], start[EDGES]),
+        PairKind::VertexVertex => (start[POINTS], start[POINTS]),
+    };
+    filter[a + pair.query as usize].overlaps(&filter[b + pair.other as usize])
 }
 
 /// Tells live pairs from dead ones: a pair of the last full build that touches a
@@ -1064,21 +1168,6 @@ fn chunked<T: Send>(n: usize, f: impl Fn(usize, &mut Vec<T>) + Sync, dst: &mut V
     for p in parts {
         dst.extend(p);
     }
-}
-
-/// True when the primitives of a stencil at positions `x` are certainly farther
-/// apart than `distance` (their bounding boxes are).
-fn far_apart(kind: PairKind, x: &[DVec3; 4], distance: f64) -> bool {
-    let split = match kind {
-        PairKind::VertexTriangle | PairKind::VertexVertex => 1,
-        PairKind::EdgeEdge => 2,
-    };
-    let used = if kind == PairKind::VertexVertex { 2 } else { 4 };
-    let (a, b) = (&x[..split], &x[split..used]);
-    let lo = |s: &[DVec3]| s.iter().fold(DVec3::INFINITY, |m, p| m.min(*p));
-    let hi = |s: &[DVec3]| s.iter().fold(DVec3::NEG_INFINITY, |m, p| m.max(*p));
-    let d = DVec3::splat(distance);
-    (lo(a) - d).cmpgt(hi(b)).any() || (lo(b) - d).cmpgt(hi(a)).any()
 }
 
 /// True when the two sides of a stencil sweeping from `a` to `b` stay farther apart
