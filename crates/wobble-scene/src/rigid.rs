@@ -220,12 +220,16 @@ impl Scene {
         for r in &b.topology.rigids {
             mask[r.particle] = false;
         }
+        // Deformable surfaces' triangles whose particles the bodies touch.
+        let touchable: Vec<[u32; 3]> =
+            b.topology.triangles.iter().filter(|t| t.iter().all(|&i| mask[i as usize])).copied().collect();
         for (spec, built) in self.bodies.iter().zip(bodies) {
             let BodyShape::Rigid(r) = &spec.shape else { continue };
             let Some(rigid) = b.topology.rigid_of(built.particles.start).copied() else { continue };
             let mut contact =
                 RigidContact::new(&format!("{}-contact", spec.name), vec![rigid], r.contact, colliders.to_vec());
             contact.only = Some(mask.clone());
+            contact.triangles = touchable.clone();
             b.add_constraint(contact);
         }
         // Rigid bodies against each other: one contact over all of them (no

@@ -19,6 +19,21 @@
 //! ω −= I⁻¹ (ρ × P): the linear impulses are equal and opposite, so the total linear
 //! momentum is unchanged by a projection to round-off.
 //!
+//! # Bodies against triangles
+//! Particles alone let a body slip between them when it is small against the mesh
+//! spacing, so each body's support points (a ball's centre with its radius as
+//! margin; a box's corners and edge midpoints) are also tested against the
+//! deformable surfaces' triangles (`triangles`), thickened by the mean radius r of
+//! their three particles. A point s whose nearest triangle point x_t = Σ wᵢ xᵢ lies
+//! closer than margin + r, at an edge or inside (a vertex is the particle test's),
+//! is a contact with normal n from s to x_t; a point that has passed through the
+//! face while the body's centre has not is a contact of depth (distance + margin +
+//! r) along the face normal, pointing away from the centre. The triangle point moves like a
+//! particle of inverse mass w_t = Σ wᵢ² / mᵢ: the position correction λ = δ / (w_t +
+//! w_b) moves particle i by wᵢ λ n / mᵢ and the body by −w_b λ n; an impulse P at the
+//! point changes vᵢ by wᵢ P / mᵢ (so Σ mᵢ Δvᵢ = P) and the body by −P, with
+//! restitution and Coulomb friction as for particles.
+//!
 //! # Bodies against colliders
 //! A ball is tested by its centre with its radius as margin, a box by its eight
 //! corners. The body is moved out along the normal by the deepest penetration (a
@@ -45,6 +60,7 @@ use glam::{DMat3, DVec3};
 
 use super::collider::{Collider, Surface};
 use super::{Constraint, ConstraintContext};
+use crate::contact::narrow::point_triangle;
 use crate::force::{Parameter, ParameterError};
 use crate::model::{Particles, Rigid, State};
 
@@ -76,6 +92,8 @@ pub struct RigidContact {
     /// The scene's colliders, which the bodies bounce off (each with its own
     /// surface and motion).
     pub colliders: Vec<Collider>,
+    /// Triangles of deformable surfaces the bodies touch (particle indices).
+    pub triangles: Vec<[u32; 3]>,
     /// Contacts resolved in the last projection.
     pub contacts: usize,
     /// Impulse each body received from particles since the world began, N s.
@@ -97,6 +115,7 @@ impl RigidContact {
             only: None,
             surface,
             colliders,
+            triangles: Vec::new(),
             contacts: 0,
             particle_impulse: vec![DVec3::ZERO; n],
             collider_impulse: vec![DVec3::ZERO; n],
@@ -159,6 +178,111 @@ impl RigidContact {
             apply(state, i, wp, impulse);
             apply_body(state, b, wb, &inv_i, rho, -impulse);
             self.particle_impulse[k] -= impulse;
+        }
+        contacts
+    }
+
+    /// Resolves body `k`'s support points against every triangle of
+    /// `triangles` (see the module docs).
+    fn triangles_against(&mut self, k: usize, particles: &Particles, state: &mut State) -> usize {
+        let body = self.bodies[k];
+        let b = body.particle;
+        let wb = particles.inv_mass[b];
+        let mut corners = [DVec3::ZERO; 8];
+        let (count, margin) = body.shape.support_points(&mut corners);
+        let mut points = [DVec3::ZERO; 20];
+        points[..count].copy_from_slice(&corners[..count]);
+        let mut used = count;
+        if count == 8 {
+            for i in 0..8usize {
+                for bit in [1usize, 2, 4] {
+                    if i & bit == 0 {
+                        points[used] = 0.5 * (corners[i] + corners[i | bit]);
+                        used += 1;
+                    }
+                }
+            }
+        }
+        let bound = body.shape.bounding_radius();
+        let Surface { restitution, friction } = self.surface;
+        let mut contacts = 0;
+        for &tri in &self.triangles {
+            let ids = tri.map(|i| i as usize);
+            let inv = ids.map(|i| particles.inv_mass[i]);
+            if wb == 0.0 && inv.iter().all(|&w| w == 0.0) {
+                continue;
+            }
+            let r = ids.iter().map(|&i| particles.radius[i]).sum::<f64>() / 3.0;
+            let reach = margin + r;
+            let (xb, q) = (state.x.get(b), state.q[b]);
+            let corner = ids.map(|i| state.x.get(i));
+            let lo = corner[0].min(corner[1]).min(corner[2]);
+            let hi = corner[0].max(corner[1]).max(corner[2]);
+            let far = DVec3::splat(bound + r);
+            if (xb + far).cmplt(lo).any() || (xb - far).cmpgt(hi).any() {
+                continue;
+            }
+            for &p in &points[..used] {
+                let x = ids.map(|i| state.x.get(i));
+                let (xb, q) = (state.x.get(b), q);
+                let s = xb + q * p;
+                let (d2, w) = point_triangle(s, x[0], x[1], x[2]);
+                // At a vertex the particle test acts.
+                if w.iter().any(|&wi| wi > 1.0 - 1e-9) {
+                    continue;
+                }
+                let xt = w[0] * x[0] + w[1] * x[1] + w[2] * x[2];
+                let mut dist = d2.sqrt();
+                // A support point through the triangle's face while the body's
+                // centre is not: the body overlaps the triangle by dist + reach.
+                let face = (x[1] - x[0]).cross(x[2] - x[0]).normalize_or_zero();
+                let (side_s, side_c) = ((s - x[0]).dot(face), (xb - x[0]).dot(face));
+                let through = side_s * side_c < 0.0 && w.iter().all(|&wi| wi > 0.0);
+                let n = if through {
+                    dist = -dist;
+                    -side_c.signum() * face
+                } else if dist >= reach || dist < 1e-12 * reach {
+                    continue;
+                } else {
+                    (xt - s) / dist
+                };
+                let wt: f64 = (0..3).map(|j| w[j] * w[j] * inv[j]).sum();
+                let total = wt + wb;
+                if total == 0.0 {
+                    continue;
+                }
+                contacts += 1;
+                // Position: translational, split by inverse mass.
+                let lambda = (reach - dist) / total;
+                for j in 0..3 {
+                    state.x.set(ids[j], x[j] + (w[j] * inv[j] * lambda) * n);
+                }
+                state.x.set(b, xb - (wb * lambda) * n);
+                // Velocity: impulse at the contact point on the body's surface.
+                let rho = s + margin * n - xb;
+                let inv_i = particles.world_inv_inertia(b, q);
+                let vt: DVec3 = (0..3).map(|j| w[j] * state.v.get(ids[j])).sum();
+                let rel = vt - (state.v.get(b) + state.w.get(b).cross(rho));
+                let un = rel.dot(n);
+                if un >= 0.0 {
+                    continue;
+                }
+                let kn = total + n.dot((inv_i * rho.cross(n)).cross(rho));
+                let jn = -(1.0 + restitution) * un / kn;
+                let mut impulse = jn * n;
+                let ut = rel - un * n;
+                let ut_len = ut.length();
+                if ut_len > 0.0 && friction > 0.0 {
+                    let t = ut / ut_len;
+                    let kt = total + t.dot((inv_i * rho.cross(t)).cross(rho));
+                    impulse -= (ut_len / kt).min(friction * jn) * t;
+                }
+                for j in 0..3 {
+                    apply(state, ids[j], w[j] * inv[j], impulse);
+                }
+                apply_body(state, b, wb, &inv_i, rho, -impulse);
+                self.particle_impulse[k] -= impulse;
+            }
         }
         contacts
     }
@@ -364,6 +488,7 @@ impl Constraint for RigidContact {
         let mut contacts = 0;
         for k in 0..self.bodies.len() {
             contacts += self.particles_against(k, ctx.particles, state);
+            contacts += self.triangles_against(k, ctx.particles, state);
             contacts += self.colliders_against(k, ctx.particles, state, ctx.t);
         }
         for a in 0..self.bodies.len() {
