@@ -71,7 +71,10 @@ pub struct ContactSettings {
     pub restitution: f64,
     /// Coulomb friction μ between bodies, ≥ 0.
     pub friction: f64,
-    /// Gauss–Seidel passes of the proximity response.
+    /// Gauss–Seidel passes of the proximity response. Each pass carries a push
+    /// one layer further through a stack; with 2 the 64 × 64 crumple never came
+    /// to rest (mean speed stayed near 2 cm/s, about g·h per step, for 8 s), with
+    /// 4, 8 and 16 it settles to 0.6, 0.7 and 0.5 cm/s.
     pub proximity_iterations: u32,
     /// Rounds of continuous detection with impulses before impact zones.
     pub ccd_iterations: u32,
@@ -81,7 +84,7 @@ pub struct ContactSettings {
 
 impl Default for ContactSettings {
     fn default() -> Self {
-        Self { restitution: 0.0, friction: 0.3, proximity_iterations: 2, ccd_iterations: 4, zone_iterations: 16 }
+        Self { restitution: 0.0, friction: 0.3, proximity_iterations: 8, ccd_iterations: 4, zone_iterations: 16 }
     }
 }
 
@@ -435,16 +438,22 @@ impl Contacts {
                 return;
             }
         }
+        self.rebuilds += 1;
+        self.full_build(x0, x1);
+    }
+
+    /// Rebuilds the list for the sweep `x0` → `x1`, with a margin for reuse.
+    fn full_build(&mut self, x0: &Vec3s, x1: &Vec3s) {
+        let n = x0.len();
         // The margin pays only when the list can outlive the step: when no
         // particle's sweep is longer than the thickness, twice the largest
         // thickness (measured on the 64 × 64 crumple as the best balance between
-        // rebuilds and pairs to test); for fast motion, a small one that absorbs
-        // round-off and leaves corrections to incremental updates.
+        // rebuilds and pairs to test); for fast motion, the thickness (it absorbs
+        // small corrections; larger ones go to incremental updates).
         let thickness = self.surfaces.bodies.iter().map(|b| b.thickness).fold(0.0, f64::max);
         let sweep = (0..n).map(|i| (x1.get(i) - x0.get(i)).abs().max_element()).fold(0.0, f64::max);
         let factor = if sweep <= thickness { PAIR_MARGIN } else { PAIR_MARGIN_FAST };
         self.margin = factor * thickness;
-        self.rebuilds += 1;
         self.build_pairs(x0, x1, self.margin);
     }
 
@@ -685,17 +694,21 @@ impl Contacts {
         self.close.sort_unstable_by_key(|&k| pairs[k as usize].order());
         let (eps, mu) = (self.settings.restitution, self.settings.friction);
         for _ in 0..self.settings.proximity_iterations.max(1) {
+            // A pass that finds every pair at its distance (to round-off) is the
+            // last: the next would change nothing.
+            let mut changed = false;
             for &k in &self.close {
                 let pair = &self.pairs[k as usize];
                 let pos = gather(&state.x, pair.p);
                 let prox = narrow::proximity(pair.kind, &pos, DVec3::Y);
-                if prox.distance >= pair.distance {
+                if prox.distance >= pair.distance * (1.0 - 1e-9) {
                     continue;
                 }
                 let k = effective_inverse_mass(particles, pair, &prox);
                 if k <= 0.0 {
                     continue;
                 }
+                changed = true;
                 // Position: to the contact distance.
                 let lambda = (pair.distance - prox.distance) / k;
                 apply(&mut state.x, particles, pair, &prox, prox.n * lambda);
@@ -713,6 +726,9 @@ impl Contacts {
                     }
                     apply(&mut state.v, particles, pair, &prox, impulse);
                 }
+            }
+            if !changed {
+                break;
             }
         }
         self.close.len()
@@ -915,12 +931,13 @@ const PAIR_MARGIN: f64 = 2.0;
 
 /// Growth of the broad phase's boxes, in units of the largest thickness, when
 /// particles move farther than the thickness in a step (the list cannot outlive the
-/// step; the margin only absorbs round-off, and corrections within the step are
-/// handled by incremental updates).
+/// step; the margin absorbs small corrections within it, larger ones go to
+/// incremental updates). Measured on the implicit crumple: 0.5, 1 and 2 gave 7.9,
+/// 5.4 and 4.8 ms of broad phase but 2.5, 2.6 and 3.1 ms of narrow phase per step.
 const PAIR_MARGIN_FAST: f64 = 1.0;
 
-/// An incremental update of the pair list handles at most this share (1/n) of the
-/// particles (and at least [`INCREMENTAL_MIN`]); beyond it the list is rebuilt.
+/// An incremental update of the pair list handles at most 1/this of the particles
+/// (and at least [`INCREMENTAL_MIN`]); beyond it the list is rebuilt.
 const INCREMENTAL_SHARE: usize = 16;
 
 /// See [`INCREMENTAL_SHARE`].
@@ -1090,10 +1107,16 @@ fn fill_filter(
     filter: &mut Vec<Aabb>,
     start: &mut [usize; 4],
 ) {
-    filter.clear();
+    use rayon::prelude::*;
+    let mut total = 0;
     for class in [TRIANGLES, EDGES, POINTS, VERTICES] {
-        start[class] = filter.len();
-        for k in 0..surf.count(class) {
+        start[class] = total;
+        total += surf.count(class);
+    }
+    filter.resize(total, Aabb::default());
+    for class in [TRIANGLES, EDGES, POINTS, VERTICES] {
+        let boxes = &mut filter[start[class]..start[class] + surf.count(class)];
+        let fit = |k: usize, b: &mut Aabb| {
             let grow = DVec3::splat(share * surf.thickness_of(surf.body_of(class, k)));
             let (mut lo, mut hi) = (DVec3::INFINITY, DVec3::NEG_INFINITY);
             for &p in surf.particles_of(class, k) {
@@ -1106,7 +1129,16 @@ fn fill_filter(
                     hi = hi.max(q);
                 }
             }
-            filter.push(Aabb { lo: lo - grow, hi: hi + grow });
+            *b = Aabb { lo: lo - grow, hi: hi + grow };
+        };
+        if rayon::current_num_threads() == 1 || boxes.len() <= CHUNK {
+            boxes.iter_mut().enumerate().for_each(|(k, b)| fit(k, b));
+        } else {
+            boxes.par_chunks_mut(CHUNK).enumerate().for_each(|(c, part)| {
+                for (r, b) in part.iter_mut().enumerate() {
+                    fit(c * CHUNK + r, b);
+                }
+            });
         }
     }
 }
