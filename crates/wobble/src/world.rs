@@ -370,16 +370,21 @@ impl World {
             .step(&mut sys, &mut self.state, t, h)
             .map_err(|source| StepError::Integrator { step: self.steps + 1, source })?;
         sys.project(&mut self.state, t + h, h);
-        // 4. Contact.
-        let contact = self.contacts.resolve(&self.particles, &self.x_start, &mut self.state, h);
-        self.record_contact(&contact);
+        // 4. Contact. A runaway integrator is reported before contact sees it:
+        // the contact stage's fail-safes (impact zones, freezing) would otherwise
+        // stop the exploding particles and hide the blow-up.
+        let runaway = if self.contacts.surfaces.is_empty() { None } else { self.check_health() };
+        if runaway.is_none() {
+            let contact = self.contacts.resolve(&self.particles, &self.x_start, &mut self.state, h);
+            self.record_contact(&contact);
+        }
         // 5. Advance the clock.
         self.steps += 1;
         self.time = t + h;
         self.report = report;
         // 6. Check health.
-        if let Some(blow_up) = self.check_health() {
-            let blow_up = Box::new(blow_up);
+        if let Some(blow_up) = runaway.or_else(|| self.check_health()) {
+            let blow_up = Box::new(BlowUp { step: self.steps, time: self.time, ..blow_up });
             self.halted = Some(blow_up.clone());
             return Err(StepError::BlowUp(blow_up));
         }

@@ -129,7 +129,6 @@ impl RigidContact {
         let b = body.particle;
         let wb = particles.inv_mass[b];
         let bound = body.shape.bounding_radius();
-        let Surface { restitution, friction } = self.surface;
         let mut contacts = 0;
         for i in 0..state.len() {
             if self.is_body[i] || self.only.as_ref().is_some_and(|o| !o[i]) {
@@ -161,20 +160,9 @@ impl RigidContact {
             let inv_i = particles.world_inv_inertia(b, q);
             let (vp, vb, omega) = (state.v.get(i), state.v.get(b), state.w.get(b));
             let rel = vp - (vb + omega.cross(rho));
-            let un = rel.dot(n);
-            if un >= 0.0 {
+            let Some(impulse) = contact_impulse(rel, n, w, &inv_i, rho, self.surface) else {
                 continue;
-            }
-            let kn = w + n.dot((inv_i * rho.cross(n)).cross(rho));
-            let jn = -(1.0 + restitution) * un / kn;
-            let mut impulse = jn * n;
-            let ut = rel - un * n;
-            let ut_len = ut.length();
-            if ut_len > 0.0 && friction > 0.0 {
-                let t = ut / ut_len;
-                let kt = w + t.dot((inv_i * rho.cross(t)).cross(rho));
-                impulse -= (ut_len / kt).min(friction * jn) * t;
-            }
+            };
             apply(state, i, wp, impulse);
             apply_body(state, b, wb, &inv_i, rho, -impulse);
             self.particle_impulse[k] -= impulse;
@@ -188,23 +176,8 @@ impl RigidContact {
         let body = self.bodies[k];
         let b = body.particle;
         let wb = particles.inv_mass[b];
-        let mut corners = [DVec3::ZERO; 8];
-        let (count, margin) = body.shape.support_points(&mut corners);
-        let mut points = [DVec3::ZERO; 20];
-        points[..count].copy_from_slice(&corners[..count]);
-        let mut used = count;
-        if count == 8 {
-            for i in 0..8usize {
-                for bit in [1usize, 2, 4] {
-                    if i & bit == 0 {
-                        points[used] = 0.5 * (corners[i] + corners[i | bit]);
-                        used += 1;
-                    }
-                }
-            }
-        }
+        let (points, used, margin) = body_points(&body.shape);
         let bound = body.shape.bounding_radius();
-        let Surface { restitution, friction } = self.surface;
         let mut contacts = 0;
         for &tri in &self.triangles {
             let ids = tri.map(|i| i as usize);
@@ -263,20 +236,9 @@ impl RigidContact {
                 let inv_i = particles.world_inv_inertia(b, q);
                 let vt: DVec3 = (0..3).map(|j| w[j] * state.v.get(ids[j])).sum();
                 let rel = vt - (state.v.get(b) + state.w.get(b).cross(rho));
-                let un = rel.dot(n);
-                if un >= 0.0 {
+                let Some(impulse) = contact_impulse(rel, n, total, &inv_i, rho, self.surface) else {
                     continue;
-                }
-                let kn = total + n.dot((inv_i * rho.cross(n)).cross(rho));
-                let jn = -(1.0 + restitution) * un / kn;
-                let mut impulse = jn * n;
-                let ut = rel - un * n;
-                let ut_len = ut.length();
-                if ut_len > 0.0 && friction > 0.0 {
-                    let t = ut / ut_len;
-                    let kt = total + t.dot((inv_i * rho.cross(t)).cross(rho));
-                    impulse -= (ut_len / kt).min(friction * jn) * t;
-                }
+                };
                 for j in 0..3 {
                     apply(state, ids[j], w[j] * inv[j], impulse);
                 }
@@ -388,8 +350,8 @@ impl RigidContact {
         for (from, to, sign) in [(ba, bb, 1.0), (bb, ba, -1.0)] {
             let (xf, qf) = (state.x.get(from.particle), state.q[from.particle]);
             let (xt, qt) = (state.x.get(to.particle), state.q[to.particle]);
-            let (points, margin) = body_points(&from.shape);
-            for p in points {
+            let (points, count, margin) = body_points(&from.shape);
+            for &p in &points[..count] {
                 let s = xf + qf * p;
                 let (d, n_local) = to.shape.distance(qt.inverse() * (s - xt));
                 let depth = margin - d;
@@ -441,23 +403,50 @@ impl RigidContact {
     }
 }
 
-/// Support points of a shape in its body frame and their margin: a ball's centre
-/// (margin its radius), a box's corners and edge midpoints (margin 0).
-fn body_points(shape: &crate::model::RigidShape) -> (Vec<DVec3>, f64) {
+/// Support points of a shape in its body frame (the first `count` of the array)
+/// and their margin: a ball's centre (margin its radius), a box's corners and edge
+/// midpoints (margin 0).
+fn body_points(shape: &crate::model::RigidShape) -> ([DVec3; 20], usize, f64) {
     let mut corners = [DVec3::ZERO; 8];
     let (count, margin) = shape.support_points(&mut corners);
-    let mut points = corners[..count].to_vec();
+    let mut points = [DVec3::ZERO; 20];
+    points[..count].copy_from_slice(&corners[..count]);
+    let mut used = count;
     if count == 8 {
         // Edge midpoints: corners differing in one bit.
         for i in 0..8usize {
             for bit in [1usize, 2, 4] {
                 if i & bit == 0 {
-                    points.push(0.5 * (corners[i] + corners[i | bit]));
+                    points[used] = 0.5 * (corners[i] + corners[i | bit]);
+                    used += 1;
                 }
             }
         }
     }
-    (points, margin)
+    (points, used, margin)
+}
+
+/// The impulse on the particle side of a contact whose relative velocity (particle
+/// side minus body point) is `rel` along normal `n` (from the body), with the
+/// particle side's inverse mass plus the body's `w`, the body's world inverse
+/// inertia `inv_i` and lever arm `rho`: restitution and Coulomb friction from
+/// `surface`; `None` when the two are not approaching.
+fn contact_impulse(rel: DVec3, n: DVec3, w: f64, inv_i: &DMat3, rho: DVec3, surface: Surface) -> Option<DVec3> {
+    let un = rel.dot(n);
+    if un >= 0.0 {
+        return None;
+    }
+    let kn = w + n.dot((*inv_i * rho.cross(n)).cross(rho));
+    let jn = -(1.0 + surface.restitution) * un / kn;
+    let mut impulse = jn * n;
+    let ut = rel - un * n;
+    let ut_len = ut.length();
+    if ut_len > 0.0 && surface.friction > 0.0 {
+        let t = ut / ut_len;
+        let kt = w + t.dot((*inv_i * rho.cross(t)).cross(rho));
+        impulse -= (ut_len / kt).min(surface.friction * jn) * t;
+    }
+    Some(impulse)
 }
 
 /// Adds impulse `p` (N s) to particle `i` of inverse mass `w`.
