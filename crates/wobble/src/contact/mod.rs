@@ -194,6 +194,13 @@ pub struct Contacts {
     /// for the narrow phase's first test, and where each class starts.
     filter: Vec<Aabb>,
     filter_start: [usize; 4],
+    /// Scratch of the proximity response's islands: union–find parents, island of
+    /// each root and of each close pair, island bounds, close pairs by island.
+    parent: Vec<u32>,
+    island_id: Vec<u32>,
+    island_of: Vec<u32>,
+    island_start: Vec<u32>,
+    island_sorted: Vec<u32>,
     /// Pairs of the last full build; later ones come from incremental updates.
     base_len: usize,
     /// Extra growth of the boxes `pairs` was built with, m.
@@ -235,6 +242,11 @@ impl Contacts {
             stamp: 0,
             prim_dirty: Default::default(),
             prim_dirty_list: Default::default(),
+            parent: Vec::new(),
+            island_id: Vec::new(),
+            island_of: Vec::new(),
+            island_start: Vec::new(),
+            island_sorted: Vec::new(),
             base_len: 0,
             filter: Vec::new(),
             filter_start: [0; 4],
@@ -692,46 +704,120 @@ impl Contacts {
         chunked(pairs.len(), detect, &mut self.close);
         // Gauss–Seidel in canonical order.
         self.close.sort_unstable_by_key(|&k| pairs[k as usize].order());
-        let (eps, mu) = (self.settings.restitution, self.settings.friction);
-        for _ in 0..self.settings.proximity_iterations.max(1) {
-            // A pass that finds every pair at its distance (to round-off) is the
-            // last: the next would change nothing.
-            let mut changed = false;
-            for &k in &self.close {
-                let pair = &self.pairs[k as usize];
-                let pos = gather(&state.x, pair.p);
-                let prox = narrow::proximity(pair.kind, &pos, DVec3::Y);
-                if prox.distance >= pair.distance * (1.0 - 1e-9) {
-                    continue;
-                }
-                let k = effective_inverse_mass(particles, pair, &prox);
-                if k <= 0.0 {
-                    continue;
-                }
-                changed = true;
-                // Position: to the contact distance.
-                let lambda = (pair.distance - prox.distance) / k;
-                apply(&mut state.x, particles, pair, &prox, prox.n * lambda);
-                // Velocity: stop an approach (with restitution), Coulomb friction.
-                let rel = relative(&state.v, pair, &prox);
-                let vn = rel.dot(prox.n);
-                if vn < 0.0 {
-                    let jn = -(1.0 + eps) * vn / k;
-                    let vt = rel - vn * prox.n;
-                    let vt_len = vt.length();
-                    let mut impulse = prox.n * jn;
-                    if vt_len > 0.0 {
-                        let jt = (vt_len / k).min(mu * jn);
-                        impulse -= vt * (jt / vt_len);
+        let settings = self.settings;
+        let islands = self.islands(particles, state.len());
+        if islands < 2 || rayon::current_num_threads() == 1 {
+            respond_close(&self.pairs, &self.close, &mut state.x, &mut state.v, &particles.inv_mass, settings);
+        } else {
+            // Islands share no movable particle, so each runs its Gauss–Seidel
+            // passes on copies of its particles, in parallel, with exactly the
+            // operations (and so the results) of the passes over all pairs.
+            use rayon::prelude::*;
+            let (pairs, close, starts) = (&self.pairs, &self.close, &self.island_start);
+            let (x, v) = (&state.x, &state.v);
+            let outs: Vec<Vec<(u32, DVec3, DVec3)>> = (0..islands)
+                .into_par_iter()
+                .map(|i| {
+                    let mine = &close[starts[i] as usize..starts[i + 1] as usize];
+                    let mut ids: Vec<u32> = mine.iter().flat_map(|&k| pairs[k as usize].p).collect();
+                    ids.sort_unstable();
+                    ids.dedup();
+                    let local = |g: u32| ids.binary_search(&g).expect("island particle") as u32;
+                    let local_pairs: Vec<Pair> =
+                        mine.iter().map(|&k| Pair { p: pairs[k as usize].p.map(local), ..pairs[k as usize] }).collect();
+                    let all: Vec<u32> = (0..local_pairs.len() as u32).collect();
+                    let (mut xl, mut vl) = (Vec3s::zeros(ids.len()), Vec3s::zeros(ids.len()));
+                    let inv: Vec<f64> = ids.iter().map(|&g| particles.inv_mass[g as usize]).collect();
+                    for (l, &g) in ids.iter().enumerate() {
+                        xl.set(l, x.get(g as usize));
+                        vl.set(l, v.get(g as usize));
                     }
-                    apply(&mut state.v, particles, pair, &prox, impulse);
-                }
-            }
-            if !changed {
-                break;
+                    respond_close(&local_pairs, &all, &mut xl, &mut vl, &inv, settings);
+                    ids.iter().enumerate().map(|(l, &g)| (g, xl.get(l), vl.get(l))).collect()
+                })
+                .collect();
+            for (g, xg, vg) in outs.into_iter().flatten() {
+                state.x.set(g as usize, xg);
+                state.v.set(g as usize, vg);
             }
         }
         self.close.len()
+    }
+
+    /// Sorts `close` into islands — groups of pairs linked through shared movable
+    /// particles (pinned ones are only read) — keeping the canonical order within
+    /// each; `island_start` gets their bounds. Returns the number of islands.
+    fn islands(&mut self, particles: &Particles, n: usize) -> usize {
+        let (pairs, parent) = (&self.pairs, &mut self.parent);
+        parent.resize(n, 0);
+        let movable = |p: u32| particles.inv_mass[p as usize] > 0.0;
+        for &k in &self.close {
+            for &p in &pairs[k as usize].p {
+                parent[p as usize] = p;
+            }
+        }
+        fn root(parent: &mut [u32], mut i: u32) -> u32 {
+            while parent[i as usize] != i {
+                let up = parent[parent[i as usize] as usize];
+                parent[i as usize] = up;
+                i = up;
+            }
+            i
+        }
+        for &k in &self.close {
+            let mut first = None;
+            for &p in pairs[k as usize].p.iter().filter(|&&p| movable(p)) {
+                let r = root(parent, p);
+                match first {
+                    None => first = Some(r),
+                    Some(f) if f != r => parent[r as usize] = f,
+                    Some(_) => {}
+                }
+            }
+        }
+        // Number the islands by first appearance, then a stable counting sort.
+        self.island_of.clear();
+        self.island_of.reserve(self.close.len());
+        self.island_id.resize(n, u32::MAX);
+        let mut islands = 0u32;
+        for &k in &self.close {
+            let id = match pairs[k as usize].p.iter().copied().find(|&p| movable(p)) {
+                Some(p) => {
+                    let r = root(parent, p) as usize;
+                    if self.island_id[r] == u32::MAX {
+                        self.island_id[r] = islands;
+                        islands += 1;
+                    }
+                    self.island_id[r]
+                }
+                // Nothing movable: the response skips it; any island will do.
+                None => 0,
+            };
+            self.island_of.push(id);
+        }
+        islands = islands.max(1);
+        for &k in &self.close {
+            for &p in &pairs[k as usize].p {
+                self.island_id[p as usize] = u32::MAX;
+            }
+        }
+        self.island_start.clear();
+        self.island_start.resize(islands as usize + 1, 0);
+        for &id in &self.island_of {
+            self.island_start[id as usize + 1] += 1;
+        }
+        for i in 0..islands as usize {
+            self.island_start[i + 1] += self.island_start[i];
+        }
+        self.island_sorted.clear();
+        self.island_sorted.resize(self.close.len(), 0);
+        let mut fill = self.island_start.clone();
+        for (&k, &id) in self.close.iter().zip(&self.island_of) {
+            self.island_sorted[fill[id as usize] as usize] = k;
+            fill[id as usize] += 1;
+        }
+        std::mem::swap(&mut self.close, &mut self.island_sorted);
+        islands as usize
     }
 
     /// Continuous detection for the sweep `x0` → `x1` into `hits`.
@@ -816,18 +902,18 @@ impl Contacts {
             let pair = self.pairs[k];
             let mut prox = hit.at;
             prox.n = hit_normal(pair.kind, &gather(x0, pair.p), &gather(&state.x, pair.p), &hit);
-            let kk = effective_inverse_mass(particles, &pair, &prox);
+            let kk = effective_inverse_mass(&particles.inv_mass, &pair, &prox);
             if kk <= 0.0 {
                 continue;
             }
             let target = 0.5 * pair.distance;
             let gap = relative(&state.x, &pair, &prox).dot(prox.n);
             if gap < target {
-                apply(&mut state.x, particles, &pair, &prox, prox.n * ((target - gap) / kk));
+                apply(&mut state.x, &particles.inv_mass, &pair, &prox, prox.n * ((target - gap) / kk));
             }
             let vn = relative(&state.v, &pair, &prox).dot(prox.n);
             if vn < 0.0 {
-                apply(&mut state.v, particles, &pair, &prox, prox.n * (-vn / kk));
+                apply(&mut state.v, &particles.inv_mass, &pair, &prox, prox.n * (-vn / kk));
             }
         }
     }
@@ -1095,6 +1181,52 @@ fn in_parts<T: Send>(n: usize, f: impl Fn(std::ops::Range<usize>, &mut Vec<T>) +
     }
 }
 
+/// The proximity response: Gauss–Seidel passes over the pairs `close` (indices
+/// into `pairs`, in the order given) on positions `x` and velocities `v` with
+/// inverse masses `inv_mass`: each pair closer than its contact distance is pushed
+/// apart to it along the normal and, if approaching, gets an impulse with
+/// restitution and Coulomb friction. A pass that finds every pair at its distance
+/// (to round-off) is the last.
+fn respond_close(pairs: &[Pair], close: &[u32], x: &mut Vec3s, v: &mut Vec3s, inv_mass: &[f64], s: ContactSettings) {
+    let (eps, mu) = (s.restitution, s.friction);
+    for _ in 0..s.proximity_iterations.max(1) {
+        let mut changed = false;
+        for &k in close {
+            let pair = &pairs[k as usize];
+            let pos = gather(x, pair.p);
+            let prox = narrow::proximity(pair.kind, &pos, DVec3::Y);
+            if prox.distance >= pair.distance * (1.0 - 1e-9) {
+                continue;
+            }
+            let k = effective_inverse_mass(inv_mass, pair, &prox);
+            if k <= 0.0 {
+                continue;
+            }
+            changed = true;
+            // Position: to the contact distance.
+            let lambda = (pair.distance - prox.distance) / k;
+            apply(x, inv_mass, pair, &prox, prox.n * lambda);
+            // Velocity: stop an approach (with restitution), Coulomb friction.
+            let rel = relative(v, pair, &prox);
+            let vn = rel.dot(prox.n);
+            if vn < 0.0 {
+                let jn = -(1.0 + eps) * vn / k;
+                let vt = rel - vn * prox.n;
+                let vt_len = vt.length();
+                let mut impulse = prox.n * jn;
+                if vt_len > 0.0 {
+                    let jt = (vt_len / k).min(mu * jn);
+                    impulse -= vt * (jt / vt_len);
+                }
+                apply(v, inv_mass, pair, &prox, impulse);
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+}
+
 /// Fills `filter` with each primitive's box around its positions in `x1` (and
 /// `x0`, for a sweep), grown by `share` of its body's thickness; `start` gets
 /// where each class begins. Two primitives grown by `share` = ½ meet when they
@@ -1239,15 +1371,15 @@ fn relative(u: &Vec3s, pair: &Pair, prox: &Proximity) -> DVec3 {
 }
 
 /// Σ w_k² / m_k: the inverse of the stencil's effective mass along a direction.
-fn effective_inverse_mass(particles: &Particles, pair: &Pair, prox: &Proximity) -> f64 {
-    pair.p.iter().zip(prox.w).map(|(&p, w)| w * w * particles.inv_mass[p as usize]).sum()
+fn effective_inverse_mass(inv_mass: &[f64], pair: &Pair, prox: &Proximity) -> f64 {
+    pair.p.iter().zip(prox.w).map(|(&p, w)| w * w * inv_mass[p as usize]).sum()
 }
 
 /// Adds w_k / m_k × `impulse` to each stencil particle's entry of `u` (a position
 /// change or a velocity change): the stencil's Σ w_k u_k then changes by k × impulse.
-fn apply(u: &mut Vec3s, particles: &Particles, pair: &Pair, prox: &Proximity, impulse: DVec3) {
+fn apply(u: &mut Vec3s, inv_mass: &[f64], pair: &Pair, prox: &Proximity, impulse: DVec3) {
     for (k, &p) in pair.p.iter().enumerate() {
-        let f = prox.w[k] * particles.inv_mass[p as usize];
+        let f = prox.w[k] * inv_mass[p as usize];
         if f != 0.0 {
             u.add(p as usize, impulse * f);
         }
