@@ -125,7 +125,7 @@ pub struct Pair {
     pub distance: f64,
     /// Index of the first primitive (the vertex in `Surfaces::vertices`, the
     /// lower-numbered edge, or the lower-numbered point): part of the canonical
-    /// order ([`Pair::order`]).
+    /// order in which the response takes pairs (by kind, this, then the stencil).
     pub query: u32,
     /// Index of the second primitive (the triangle, the higher-numbered edge or
     /// point).
