@@ -172,31 +172,39 @@ impl Collider {
     /// of the surface: a mesh may then answer +∞ for points farther away.
     #[must_use]
     pub fn distance_within(&self, p: DVec3, t: f64, reach: f64) -> (f64, DVec3) {
-        let d = self.motion.offset(t);
+        self.shape_distance(p - self.motion.offset(t), reach)
+    }
+
+    /// As [`Collider::distance_within`] for a point `p` given relative to the
+    /// collider's rest placement (the point less the motion's offset).
+    fn shape_distance(&self, p: DVec3, reach: f64) -> (f64, DVec3) {
         match &self.shape {
-            Shape::Plane { point, normal } => ((p - *point - d).dot(*normal), *normal),
+            Shape::Plane { point, normal } => ((p - *point).dot(*normal), *normal),
             Shape::Sphere { center, radius } => {
-                let rel = p - *center - d;
+                let rel = p - *center;
                 let len = rel.length();
                 let n = if len > 0.0 { rel / len } else { DVec3::Y };
                 (len - radius, n)
             }
             Shape::Box { center, half, rotation } => {
-                let local = rotation.inverse() * (p - *center - d);
+                let local = rotation.inverse() * (p - *center);
                 let (dist, n) = RigidShape::Box { half: *half }.distance(local);
                 (dist, *rotation * n)
             }
-            Shape::Mesh(mesh) => mesh.distance(p - d, reach.max(1e-9)).unwrap_or((f64::INFINITY, DVec3::Y)),
+            Shape::Mesh(mesh) => mesh.distance(p, reach.max(1e-9)).unwrap_or((f64::INFINITY, DVec3::Y)),
         }
     }
-}
 
-impl Constraint for Collider {
-    fn name(&self) -> &str {
-        &self.name
-    }
-
-    fn project(&mut self, ctx: &ConstraintContext<'_>, state: &mut State) {
+    /// Pushes every particle it applies to out to its radius from the surface
+    /// given by `distance` (signed distance and outward normal of a point, within
+    /// a reach), with restitution and Coulomb friction on the velocity relative
+    /// to the collider; returns the number of contacts.
+    fn resolve(
+        &self,
+        ctx: &ConstraintContext<'_>,
+        state: &mut State,
+        distance: impl Fn(DVec3, f64) -> (f64, DVec3),
+    ) -> usize {
         let u = self.motion.velocity(ctx.t);
         let Surface { restitution, friction } = self.surface;
         let mut contacts = 0;
@@ -205,8 +213,9 @@ impl Constraint for Collider {
                 continue;
             }
             let x = state.x.get(i);
-            let (dist, n) = self.distance_within(x, ctx.t, ctx.particles.radius[i]);
-            let depth = ctx.particles.radius[i] - dist;
+            let radius = ctx.particles.radius[i];
+            let (dist, n) = distance(x, radius);
+            let depth = radius - dist;
             if depth <= 0.0 {
                 continue;
             }
@@ -223,7 +232,26 @@ impl Constraint for Collider {
             let vt_new = if vt_len > 0.0 { vt * (1.0 - friction * dvn / vt_len).max(0.0) } else { vt };
             state.v.set(i, u + vt_new - restitution * vn * n);
         }
-        self.contacts = contacts;
+        contacts
+    }
+}
+
+impl Constraint for Collider {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn project(&mut self, ctx: &ConstraintContext<'_>, state: &mut State) {
+        // The shape is matched once per pass (planes, the commonest, get a loop of
+        // their own), the motion evaluated once.
+        let offset = self.motion.offset(ctx.t);
+        self.contacts = match self.shape {
+            Shape::Plane { point, normal } => {
+                let point = point + offset;
+                self.resolve(ctx, state, |p, _| ((p - point).dot(normal), normal))
+            }
+            _ => self.resolve(ctx, state, |p, reach| self.shape_distance(p - offset, reach)),
+        };
     }
 
     /// Contacts resolved in the last projection.
