@@ -23,9 +23,9 @@ pub const FRAME_MAGIC: u32 = u32::from_le_bytes(*b"WBF1");
 pub const FRAME_HEADER: usize = 40;
 /// Largest control message accepted, bytes.
 pub const MAX_REQUEST_BYTES: usize = 64 * 1024;
-/// Most steps one `step` request may ask for. The steps run on the simulation
-/// thread while every page waits for its next frame, so one request is kept short
-/// (a fifth of a second of the default scene; under a second of an implicit cloth).
+/// Most steps one `step` request may ask for (a fifth of a second of the default
+/// scene). The simulation thread runs them in slices of
+/// [`crate::limits::STEP_SLICE`], serving the other pages' commands in between.
 pub const MAX_STEPS_PER_REQUEST: u64 = 1000;
 
 /// A control message from a page.
@@ -353,6 +353,12 @@ pub enum Reply {
         x: Vec<[f64; 3]>,
         /// Whether each is pinned.
         pinned: Vec<bool>,
+    },
+    /// The page's command queue was full: the command was dropped, not run. Wait
+    /// for replies to earlier commands before sending more.
+    Busy {
+        /// What happened.
+        message: String,
     },
     /// A request failed or was malformed.
     Error {
