@@ -311,7 +311,12 @@ mod tests {
         let rest: Vec<(PageId, Request)> = (0..4).map(|_| command(inbox.next(None))).collect();
         assert_eq!(
             rest,
-            vec![(2, Request::Status), (3, Request::Status), (1, step(990)), (1, Request::Query { particles: vec![0] })]
+            vec![
+                (2, Request::Status),
+                (3, Request::Status),
+                (1, step(990)),
+                (1, Request::Query { particles: vec![0] })
+            ]
         );
     }
 

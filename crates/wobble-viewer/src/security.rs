@@ -195,7 +195,8 @@ mod tests {
         for ok in ["127.0.0.1:8080", "localhost:8080", "LocalHost:8080", "[::1]:8080"] {
             assert!(g.host_allowed(ok), "{ok}");
         }
-        for bad in ["127.0.0.1:8081", "evil.example:8080", "127.0.0.1", "localhost", "10.0.0.1:8080", "[::1]", "::1:8080"]
+        for bad in
+            ["127.0.0.1:8081", "evil.example:8080", "127.0.0.1", "localhost", "10.0.0.1:8080", "[::1]", "::1:8080"]
         {
             assert!(!g.host_allowed(bad), "{bad}");
         }
