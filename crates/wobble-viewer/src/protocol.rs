@@ -438,21 +438,26 @@ pub struct Frame {
     pub offsets: Vec<[f32; 3]>,
 }
 
-/// Reads a binary frame back (for tests and tools).
-pub fn decode_frame(bytes: &[u8]) -> Option<Frame> {
+/// Reads a binary frame's header (for tests and tools that skip the positions).
+pub fn decode_header(bytes: &[u8]) -> Option<FrameHeader> {
     let word = |at: usize| bytes.get(at..at + 4).map(|b| u32::from_le_bytes(b.try_into().unwrap_or_default()));
     let wide = |at: usize| bytes.get(at..at + 8).map(|b| <[u8; 8]>::try_from(b).unwrap_or_default());
     if word(0)? != FRAME_MAGIC {
         return None;
     }
-    let header = FrameHeader {
+    Some(FrameHeader {
         generation: word(4)?,
         n: word(8)?,
         flags: word(12)?,
         steps: u64::from_le_bytes(wide(16)?),
         time: f64::from_le_bytes(wide(24)?),
         colliders: word(32)?,
-    };
+    })
+}
+
+/// Reads a binary frame back (for tests and tools).
+pub fn decode_frame(bytes: &[u8]) -> Option<Frame> {
+    let header = decode_header(bytes)?;
     let body = bytes.get(FRAME_HEADER..)?;
     let n = header.n as usize;
     if body.len() != (n + header.colliders as usize) * 12 {

@@ -17,7 +17,7 @@ use serde_json::Value;
 use tungstenite::client::IntoClientRequest;
 use tungstenite::{Message, WebSocket};
 use wobble_scene::{Scene, Source};
-use wobble_viewer::protocol::{FrameHeader, decode_frame};
+use wobble_viewer::protocol::{FrameHeader, decode_frame, decode_header};
 use wobble_viewer::{Limits, Notice, Options, Viewer};
 
 /// A 6 × 6 horizontal cloth held at two corners.
@@ -179,7 +179,7 @@ impl Client {
                     }
                 }
                 Message::Binary(b) => {
-                    self.last_frame = Some(decode_frame(&b).expect("server frames decode").header);
+                    self.last_frame = Some(decode_header(&b).expect("server frames decode"));
                 }
                 _ => {}
             }
