@@ -35,7 +35,12 @@ fn flood(mut c: Client, stop: &AtomicBool, busy: &AtomicU64) {
     c.ws.get_ref().set_read_timeout(Some(Duration::from_millis(5))).unwrap();
     while !stop.load(Ordering::Relaxed) {
         // 100 a second: under the rate limit, over what the simulation can run.
-        if std::env::var("NOFLOOD").is_err() { c.send(json!({"type": "step", "n": 1000})); } else { busy.store(1, Ordering::Relaxed); c.send(json!({"type": "status"})); }
+        if std::env::var("NOFLOOD").is_err() {
+            c.send(json!({"type": "step", "n": 1000}));
+        } else {
+            busy.store(1, Ordering::Relaxed);
+            c.send(json!({"type": "status"}));
+        }
         let until = Instant::now() + Duration::from_millis(10);
         while Instant::now() < until {
             match c.ws.read() {
@@ -112,7 +117,13 @@ fn one_page_flooding_steps_does_not_hold_up_the_others() {
     );
     // The flood really ran: the flooder's queue overflowed again while the others
     // measured, and the simulation stepped for it all along.
-    assert!(busy_during > 0 || std::env::var("NOFLOOD").is_ok(), "the flooder's queue never overflowed during the measurement");
-    assert!(stepped >= 10 || std::env::var("NOFLOOD").is_ok(), "only {stepped} steps in {window:?}: no flood to measure");
+    assert!(
+        busy_during > 0 || std::env::var("NOFLOOD").is_ok(),
+        "the flooder's queue never overflowed during the measurement"
+    );
+    assert!(
+        stepped >= 10 || std::env::var("NOFLOOD").is_ok(),
+        "only {stepped} steps in {window:?}: no flood to measure"
+    );
     assert!(p99 < P99_BOUND, "p99 {p99:?} ≥ {P99_BOUND:?} (p50 {p50:?}, max {max:?})");
 }

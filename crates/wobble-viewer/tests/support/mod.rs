@@ -255,3 +255,85 @@ pub fn eventually(timeout: Duration, mut f: impl FnMut() -> bool) -> bool {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+impl Server {
+    /// A page on a raw socket: the WebSocket handshake done by hand (cookie, Origin),
+    /// the `101` head read, nothing else.
+    pub fn raw_page(&self) -> TcpStream {
+        let mut s = TcpStream::connect(self.addr).expect("connects");
+        s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        write!(
+            s,
+            "GET /ws HTTP/1.1\r\nHost: {h}\r\nOrigin: http://{h}\r\nCookie: {c}\r\nUpgrade: websocket\r\n\
+             Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n",
+            h = self.host(),
+            c = self.cookie()
+        )
+        .unwrap();
+        // Byte by byte up to the blank line, so no frame bytes are swallowed.
+        let mut head = Vec::new();
+        let mut byte = [0u8; 1];
+        while !head.ends_with(b"\r\n\r\n") {
+            s.read_exact(&mut byte).expect("handshake answer");
+            head.push(byte[0]);
+        }
+        assert!(head.starts_with(b"HTTP/1.1 101"), "{}", String::from_utf8_lossy(&head));
+        s
+    }
+}
+
+/// A client frame (masked, as clients must) with first byte `first` (FIN and opcode).
+pub fn masked(first: u8, payload: &[u8]) -> Vec<u8> {
+    let mask = [0x12, 0x34, 0x56, 0x78];
+    let mut out = vec![first];
+    match payload.len() {
+        n if n < 126 => out.push(0x80 | n as u8),
+        n if n < 65536 => {
+            out.push(0x80 | 126);
+            out.extend_from_slice(&(n as u16).to_be_bytes());
+        }
+        n => {
+            out.push(0x80 | 127);
+            out.extend_from_slice(&(n as u64).to_be_bytes());
+        }
+    }
+    out.extend_from_slice(&mask);
+    out.extend(payload.iter().enumerate().map(|(i, b)| b ^ mask[i % 4]));
+    out
+}
+
+/// Reads one server frame from a raw socket: (opcode, payload).
+pub fn read_frame(s: &mut TcpStream) -> std::io::Result<(u8, Vec<u8>)> {
+    let mut head = [0u8; 2];
+    s.read_exact(&mut head)?;
+    let len = match head[1] & 0x7F {
+        126 => {
+            let mut b = [0u8; 2];
+            s.read_exact(&mut b)?;
+            u64::from(u16::from_be_bytes(b))
+        }
+        127 => {
+            let mut b = [0u8; 8];
+            s.read_exact(&mut b)?;
+            u64::from_be_bytes(b)
+        }
+        n => u64::from(n),
+    };
+    let mut payload = vec![0u8; len as usize];
+    s.read_exact(&mut payload)?;
+    Ok((head[0] & 0x0F, payload))
+}
+
+/// Reads server frames until a close frame; returns its code and the text messages
+/// seen before it.
+pub fn read_until_close(s: &mut TcpStream) -> (Option<u16>, Vec<String>) {
+    let mut texts = Vec::new();
+    while let Ok((opcode, payload)) = read_frame(s) {
+        match opcode {
+            0x1 => texts.push(String::from_utf8_lossy(&payload).into_owned()),
+            0x8 => return (payload.get(..2).map(|c| u16::from_be_bytes([c[0], c[1]])), texts),
+            _ => {}
+        }
+    }
+    (None, texts)
+}
