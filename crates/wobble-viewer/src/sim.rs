@@ -217,20 +217,15 @@ impl Simulator {
         let mut next_frame = Instant::now();
         let mut last = Instant::now();
         notify(Notice::Paused);
+        let mut connected = false;
         loop {
             match inbox.next(self.deadline(next_frame)) {
                 Some(Work::Event(Event::Join(id, outbox))) => {
-                    if self.clients.is_empty() {
-                        notify(Notice::Resumed);
-                        (last, next_frame, self.owed) = (Instant::now(), Instant::now(), 0.0);
-                    }
                     self.clients.insert(id, outbox);
                     self.guarded(|sim| sim.greet(id));
                 }
                 Some(Work::Event(Event::Leave(id))) => {
-                    if self.clients.remove(&id).is_some() && self.clients.is_empty() {
-                        notify(Notice::Paused);
-                    }
+                    self.clients.remove(&id);
                 }
                 Some(Work::Command(id, request)) => self.guarded(|sim| {
                     if let Some(rest) = sim.command(id, request, step_slice) {
@@ -238,6 +233,13 @@ impl Simulator {
                     }
                 }),
                 None => {}
+            }
+            // Pages also drop out when a send finds them gone, so look at the set.
+            if connected == self.clients.is_empty() {
+                connected = !connected;
+                notify(if connected { Notice::Resumed } else { Notice::Paused });
+                // Real time restarts now: the pause is not a debt.
+                (last, next_frame, self.owed) = (Instant::now(), Instant::now(), 0.0);
             }
             let now = Instant::now();
             if self.clients.is_empty() || now < next_frame {
