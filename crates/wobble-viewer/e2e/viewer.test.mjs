@@ -97,7 +97,9 @@ async function step(page, n) {
   return page.evaluate(async (n) => {
     const before = (await window.wobble.query([0])).steps;
     window.wobble.send({ type: 'step', n });
-    const after = await window.wobble.query([0]);
+    // The server answers after the steps: a second or several for 1000 steps of the
+    // default scene in a debug build sharing two cores with Chromium's software GL.
+    const after = await window.wobble.request({ type: 'query', particles: [0] }, 'particles', 60000);
     if (after.steps !== before + n) throw new Error(`stepped ${after.steps - before}, not ${n}`);
     return after.steps;
   }, n);

@@ -18,7 +18,7 @@ use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::Instant;
 
-use crate::protocol::Request;
+use crate::protocol::{Reply, Request};
 
 /// A connected page.
 pub type PageId = u64;
@@ -178,6 +178,12 @@ pub enum Outgoing {
     Close(u16, String),
 }
 
+impl From<&Reply> for Outgoing {
+    fn from(reply: &Reply) -> Self {
+        Outgoing::Text(Arc::from(reply.to_json()))
+    }
+}
+
 #[derive(Debug, Default)]
 struct OutboxState {
     items: VecDeque<Outgoing>,
@@ -236,12 +242,6 @@ impl Outbox {
         s.closed = true;
         s.items.clear();
         self.ready.notify_one();
-    }
-
-    /// True once closed.
-    #[must_use]
-    pub fn is_closed(&self) -> bool {
-        lock(&self.state).closed
     }
 
     /// For the writer: everything waiting, after sleeping until there is something;

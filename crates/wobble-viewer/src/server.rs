@@ -186,7 +186,7 @@ fn read_loop(reader: impl BufRead, id: PageId, outbox: &Outbox, shared: &Shared)
     let mut messages = MessageReader::new(reader, limits.max_message_bytes);
     let mut rate = RateLimiter::new(limits.messages_per_second);
     let mut pinged = false;
-    let reply = |r: &Reply| outbox.send(Outgoing::Text(Arc::from(r.to_json())));
+    let reply = |r: &Reply| outbox.send(Outgoing::from(r));
     loop {
         let message = match messages.read() {
             Ok(m) => m,
@@ -208,26 +208,25 @@ fn read_loop(reader: impl BufRead, id: PageId, outbox: &Outbox, shared: &Shared)
             }
         };
         pinged = false;
+        // Every message counts against the rate, pings too (each would cost a pong).
+        let allowed = matches!(message, Incoming::Close) || rate.allow(Instant::now());
         match message {
-            Incoming::Text(text) => {
-                if !rate.allow(Instant::now()) {
-                    reply(&Reply::error(format!(
-                        "rate limit: at most {} messages a second; this one was dropped",
-                        limits.messages_per_second
-                    )));
-                    continue;
-                }
-                match protocol::parse(&text) {
-                    Ok(request) => {
-                        if let Err(busy) = shared.inbox.push(id, request) {
-                            reply(&Reply::Busy { message: busy.to_string() });
-                        }
-                    }
-                    Err(e) => {
-                        reply(&Reply::error(e));
-                    }
-                }
+            _ if !allowed => {
+                reply(&Reply::error(format!(
+                    "rate limit: at most {} messages a second; this one was dropped",
+                    limits.messages_per_second
+                )));
             }
+            Incoming::Text(text) => match protocol::parse(&text) {
+                Ok(request) => {
+                    if let Err(busy) = shared.inbox.push(id, request) {
+                        reply(&Reply::Busy { message: busy.to_string() });
+                    }
+                }
+                Err(e) => {
+                    reply(&Reply::error(e));
+                }
+            },
             Incoming::Binary(_) => {
                 reply(&Reply::error(ProtocolError::Binary));
             }

@@ -369,13 +369,13 @@ impl Simulator {
         if matches!(reply, Reply::Status(_)) {
             self.last_status = Instant::now();
         }
-        self.send_all(&Outgoing::Text(Arc::from(reply.to_json())));
+        self.send_all(&Outgoing::from(reply));
     }
 
     /// Sends a JSON reply to one page.
     fn reply(&mut self, client: PageId, reply: &Reply) {
         if let Some(outbox) = self.clients.get(&client)
-            && !outbox.send(Outgoing::Text(Arc::from(reply.to_json())))
+            && !outbox.send(Outgoing::from(reply))
         {
             self.clients.remove(&client);
         }
