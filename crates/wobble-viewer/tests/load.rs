@@ -6,7 +6,7 @@
 //! step takes longer) plus one frame's real-time stepping (≤ 12.5 ms) plus the
 //! other pages' single commands. Measured here (debug build, 2 cores shared with
 //! another engineer's builds, 49 pages receiving 60 frames a second): p50 10–12 ms,
-//! p99 24–33 ms. With the slice set to 100 s — each `step 1000` run whole, as
+//! p99 18–33 ms. With the slice set to 100 s — each `step 1000` run whole, as
 //! before the fix — the same test measured p50 4.9 s and p99 6.7 s. The bound
 //! asserted, 250 ms, leaves room for a loaded machine and is still far below what
 //! one unsliced `step 1000` costs (~2 s here).
