@@ -9,7 +9,7 @@
 //! p99 18–33 ms. With the slice set to 100 s — each `step 1000` run whole, as
 //! before the fix — the same test measured p50 4.9 s and p99 6.7 s. The bound
 //! asserted, 250 ms, leaves room for a loaded machine and is still far below what
-//! one unsliced `step 1000` costs (~2 s here).
+//! one unsliced `step 1000` costs (2–4 s here).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
