@@ -62,13 +62,21 @@ enum Command {
         /// Scene file (default: the built-in default scene).
         scene: Option<PathBuf>,
     },
-    /// Serve the interactive viewer on 127.0.0.1 and print its URL.
+    /// Serve the interactive viewer on 127.0.0.1 and print its URL (with the launch token).
     View {
         /// Scene file (default: the built-in default scene).
         scene: Option<PathBuf>,
-        /// Port (0 picks a free one).
-        #[arg(long, default_value_t = 8080)]
+        /// Port on 127.0.0.1 (0 picks a free one).
+        #[arg(long, default_value_t = 8080, conflicts_with = "listen")]
         port: u16,
+        /// Serve on ADDR:PORT instead, e.g. 0.0.0.0:8080 — reachable from the network,
+        /// unencrypted; the token is still required. Prefer SSH port forwarding.
+        #[arg(long, value_name = "ADDR:PORT")]
+        listen: Option<std::net::SocketAddr>,
+        /// Most simultaneous connections; more are answered 503.
+        #[arg(long, default_value_t = wobble_viewer::limits::MAX_CONNECTIONS as u32,
+              value_parser = clap::value_parser!(u32).range(1..=4096))]
+        max_connections: u32,
         /// Directory the scene chooser lists (default: the scene's directory, else `scenes`).
         #[arg(long)]
         scenes: Option<PathBuf>,
@@ -235,7 +243,11 @@ fn main() -> ExitCode {
                 ExitCode::from(2)
             }
         },
-        Command::View { scene, port, scenes } => view_command(scene.as_deref(), port, scenes),
+        Command::View { scene, port, listen, max_connections, scenes } => {
+            let listen = listen.unwrap_or_else(|| std::net::SocketAddr::from((std::net::Ipv4Addr::LOCALHOST, port)));
+            let limits = wobble_viewer::Limits { max_connections: max_connections as usize, ..Default::default() };
+            view_command(scene.as_deref(), wobble_viewer::Options { listen, limits }, scenes)
+        }
         Command::Experiment { name, list, out, strict } => experiment_command(name, list, &out, strict),
         Command::Render { input, out, every, width, height, gif, strain, springs, flat, duration, steps } => {
             for (what, v) in [("--width", width), ("--height", height)] {
@@ -287,7 +299,7 @@ fn main() -> ExitCode {
     }
 }
 
-fn view_command(scene: Option<&Path>, port: u16, scenes: Option<PathBuf>) -> ExitCode {
+fn view_command(scene: Option<&Path>, options: wobble_viewer::Options, scenes: Option<PathBuf>) -> ExitCode {
     let loaded = match load_scene(scene) {
         Ok(s) => s,
         Err(e) => {
@@ -305,12 +317,22 @@ fn view_command(scene: Option<&Path>, port: u16, scenes: Option<PathBuf>) -> Exi
             let d = PathBuf::from("scenes");
             d.is_dir().then_some(d)
         });
-    match wobble_viewer::Viewer::bind(loaded, dir, port) {
+    match wobble_viewer::Viewer::bind_with(loaded, dir, options) {
         Ok(viewer) => {
+            if !options.listen.ip().is_loopback() {
+                eprintln!(
+                    "warning: serving on {} — reachable from other machines, over unencrypted HTTP. Anyone who \
+                     sees the URL below can drive the simulation. Prefer listening on 127.0.0.1 and \
+                     `ssh -L PORT:127.0.0.1:PORT HOST` from the other machine (see the README).",
+                    viewer.local_addr().map_or_else(|_| options.listen.to_string(), |a| a.to_string())
+                );
+            }
             match viewer.url() {
+                // The one place the token is shown: it is the key to the viewer.
                 Ok(url) => println!("wobble viewer: {url}"),
                 Err(e) => eprintln!("warning: cannot read the bound address: {e}"),
             }
+            let viewer = viewer.on_notice(|notice| println!("wobble viewer: {notice}"));
             viewer.run();
             ExitCode::SUCCESS
         }

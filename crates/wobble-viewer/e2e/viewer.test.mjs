@@ -47,7 +47,8 @@ before(async () => {
     let out = '';
     server.stdout.on('data', (chunk) => {
       out += chunk;
-      const m = out.match(/http:\/\/127\.0\.0\.1:\d+\//);
+      // The URL carries the launch token; the page trades it for a cookie.
+      const m = out.match(/http:\/\/127\.0\.0\.1:\d+\/\?t=[0-9a-f]{32}/);
       if (m) resolve(m[0]);
     });
     server.on('exit', (code) => reject(new Error(`wobble view exited with ${code}: ${out}`)));
@@ -96,7 +97,9 @@ async function step(page, n) {
   return page.evaluate(async (n) => {
     const before = (await window.wobble.query([0])).steps;
     window.wobble.send({ type: 'step', n });
-    const after = await window.wobble.query([0]);
+    // The server answers after the steps: a second or several for 1000 steps of the
+    // default scene in a debug build sharing two cores with Chromium's software GL.
+    const after = await window.wobble.request({ type: 'query', particles: [0] }, 'particles', 60000);
     if (after.steps !== before + n) throw new Error(`stepped ${after.steps - before}, not ${n}`);
     return after.steps;
   }, n);
@@ -248,6 +251,30 @@ test('shift-click pins a particle and it stays put', async () => {
   await page.mouse.click(p.x, p.y);
   await page.keyboard.up('Shift');
   await page.waitForFunction((n) => window.wobble.state.pinned.length === n, before.length);
+  await page.close();
+});
+
+test('the token is needed, traded for a cookie, and dropped from the address bar', async () => {
+  const origin = new URL(url).origin;
+  // Without the cookie and without the token, the page and its script are refused.
+  const request = context.request;
+  await context.clearCookies();
+  const page = await context.newPage();
+  let response = await page.goto(`${origin}/`);
+  assert.equal(response.status(), 403);
+  response = await page.goto(`${origin}/?t=${'0'.repeat(32)}`);
+  assert.equal(response.status(), 403, 'a wrong token of the right length');
+  response = await request.get(`${origin}/app.js`);
+  assert.equal(response.status(), 403);
+  // With the token: redirected to a clean address, the page connects over the cookie.
+  response = await page.goto(url, { waitUntil: 'load' });
+  assert.equal(response.status(), 200);
+  assert.equal(page.url(), `${origin}/`);
+  await page.waitForFunction(() => window.wobble && window.wobble.state.ready);
+  const cookies = await context.cookies(origin);
+  const cookie = cookies.find((c) => c.name === `wobble-${new URL(url).port}`);
+  assert.ok(cookie && cookie.httpOnly && cookie.sameSite === 'Strict', JSON.stringify(cookies));
+  assert.equal(await page.evaluate(() => document.cookie), '', 'the page script cannot read the cookie');
   await page.close();
 });
 

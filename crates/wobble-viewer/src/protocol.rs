@@ -23,9 +23,9 @@ pub const FRAME_MAGIC: u32 = u32::from_le_bytes(*b"WBF1");
 pub const FRAME_HEADER: usize = 40;
 /// Largest control message accepted, bytes.
 pub const MAX_REQUEST_BYTES: usize = 64 * 1024;
-/// Most steps one `step` request may ask for. The steps run on the simulation
-/// thread while every page waits for its next frame, so one request is kept short
-/// (a fifth of a second of the default scene; under a second of an implicit cloth).
+/// Most steps one `step` request may ask for (a fifth of a second of the default
+/// scene). The simulation thread runs them in slices of
+/// [`crate::limits::STEP_SLICE`], serving the other pages' commands in between.
 pub const MAX_STEPS_PER_REQUEST: u64 = 1000;
 
 /// A control message from a page.
@@ -354,6 +354,12 @@ pub enum Reply {
         /// Whether each is pinned.
         pinned: Vec<bool>,
     },
+    /// The page's command queue was full: the command was dropped, not run. Wait
+    /// for replies to earlier commands before sending more.
+    Busy {
+        /// What happened.
+        message: String,
+    },
     /// A request failed or was malformed.
     Error {
         /// What went wrong.
@@ -432,21 +438,26 @@ pub struct Frame {
     pub offsets: Vec<[f32; 3]>,
 }
 
-/// Reads a binary frame back (for tests and tools).
-pub fn decode_frame(bytes: &[u8]) -> Option<Frame> {
+/// Reads a binary frame's header (for tests and tools that skip the positions).
+pub fn decode_header(bytes: &[u8]) -> Option<FrameHeader> {
     let word = |at: usize| bytes.get(at..at + 4).map(|b| u32::from_le_bytes(b.try_into().unwrap_or_default()));
     let wide = |at: usize| bytes.get(at..at + 8).map(|b| <[u8; 8]>::try_from(b).unwrap_or_default());
     if word(0)? != FRAME_MAGIC {
         return None;
     }
-    let header = FrameHeader {
+    Some(FrameHeader {
         generation: word(4)?,
         n: word(8)?,
         flags: word(12)?,
         steps: u64::from_le_bytes(wide(16)?),
         time: f64::from_le_bytes(wide(24)?),
         colliders: word(32)?,
-    };
+    })
+}
+
+/// Reads a binary frame back (for tests and tools).
+pub fn decode_frame(bytes: &[u8]) -> Option<Frame> {
+    let header = decode_header(bytes)?;
     let body = bytes.get(FRAME_HEADER..)?;
     let n = header.n as usize;
     if body.len() != (n + header.colliders as usize) * 12 {

@@ -1,202 +1,275 @@
-//! HTTP and WebSocket on a std `TcpListener`: one thread per connection. A
-//! connection asks for a static file (answered and closed) or for `/ws`, which is
-//! upgraded and then pumps requests to the simulation thread and its messages back.
+//! Connections: the accept loop, HTTP requests and WebSocket pages, on std threads.
+//!
+//! - The **accept thread** takes a connection slot for each new socket (at most
+//!   [`Limits::max_connections`]); without a free slot it writes `503` on the spot
+//!   and closes, starting no thread. Failed accepts (out of file descriptors) back
+//!   off up to [`crate::limits::BACKOFF_MAX`] instead of spinning.
+//! - A **connection thread** reads the request head within
+//!   [`Limits::head_timeout`], runs the [`Gate`]'s checks (`403` on failure), then
+//!   answers with a compiled-in file and closes, or upgrades `/ws`.
+//! - A page's WebSocket has two threads: the connection thread goes on as its
+//!   **reader** (blocking reads; silence is pinged, and twice the silence drops a
+//!   half-open peer), which turns messages into commands for the [`Inbox`] under a
+//!   size and a rate limit; a **writer** sleeps on the page's [`Outbox`] and writes
+//!   what the simulation queues there, with a write timeout of
+//!   [`Limits::slow_page`], after which a page that does not read is dropped.
+//!
+//! The slot is held until both of a page's threads end, so threads number at most
+//! 2 × the cap, plus the accept and simulation threads.
 
-use std::io::{self, Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::io::{self, BufRead, BufReader, BufWriter, Cursor, Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::mpsc::{self, Sender, TryRecvError};
-use std::time::Duration;
-
-use tungstenite::protocol::frame::Utf8Bytes;
-use tungstenite::protocol::{Role, WebSocketConfig};
-use tungstenite::{Message, WebSocket};
+use std::time::Instant;
 
 use crate::assets;
-use crate::protocol::{self, MAX_REQUEST_BYTES, ProtocolError, Reply};
-use crate::sim::{ClientId, Event, Outbox, QUEUE};
+use crate::http::{self, FORBIDDEN, Head, HeadError};
+use crate::limits::{Backoff, Limits, RateLimiter};
+use crate::protocol::{self, ProtocolError, Reply};
+use crate::queues::{Inbox, Outbox, Outgoing, PageId};
+use crate::security::{Access, Gate};
+use crate::socket::{self, FrameError, Incoming, MessageReader};
 
-/// Largest HTTP request head accepted, bytes.
-const MAX_HEAD: usize = 16 * 1024;
-/// How long a connection thread waits for a page's message before it looks at its
-/// outgoing queue again. Bounds the latency a frame waits in the queue.
-const POLL: Duration = Duration::from_millis(4);
+/// What every connection thread shares.
+pub struct Shared {
+    /// The access checks.
+    pub gate: Gate,
+    /// The bounds.
+    pub limits: Limits,
+    /// Commands to the simulation.
+    pub inbox: Arc<Inbox>,
+    /// Connections being served.
+    active: AtomicUsize,
+    next_page: AtomicU64,
+}
 
-static NEXT_CLIENT: AtomicU64 = AtomicU64::new(1);
-
-/// Accepts connections forever, one thread each.
-pub fn serve(listener: TcpListener, events: Sender<Event>) {
-    for stream in listener.incoming() {
-        let Ok(stream) = stream else { continue };
-        let events = events.clone();
-        // A failed spawn (out of threads) drops this connection, not the server.
-        let _ = std::thread::Builder::new().name("wobble-view-conn".into()).spawn(move || {
-            let _ = handle_connection(stream, &events);
-        });
+impl Shared {
+    /// State for a server with these checks, bounds and simulation inbox.
+    #[must_use]
+    pub fn new(gate: Gate, limits: Limits, inbox: Arc<Inbox>) -> Self {
+        Self { gate, limits, inbox, active: AtomicUsize::new(0), next_page: AtomicU64::new(1) }
     }
 }
 
-/// A parsed HTTP request head.
-struct Head {
-    method: String,
-    path: String,
-    headers: Vec<(String, String)>,
-}
+/// A connection slot, given back when dropped.
+struct Slot(Arc<Shared>);
 
-impl Head {
-    fn header(&self, name: &str) -> Option<&str> {
-        self.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+impl Slot {
+    fn take(shared: &Arc<Shared>) -> Option<Slot> {
+        let cap = shared.limits.max_connections;
+        shared
+            .active
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| (n < cap).then_some(n + 1))
+            .ok()
+            .map(|_| Slot(Arc::clone(shared)))
     }
 }
 
-/// Reads up to the blank line ending the request head; returns it and any bytes read
-/// past it.
-fn read_head(stream: &mut TcpStream) -> io::Result<(Head, Vec<u8>)> {
-    let mut buf = Vec::with_capacity(1024);
-    let mut chunk = [0u8; 1024];
-    let end = loop {
-        let n = stream.read(&mut chunk)?;
-        if n == 0 {
-            return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "connection closed before the request head"));
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.0.active.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// Accepts connections forever.
+pub fn serve(listener: &TcpListener, shared: &Arc<Shared>) {
+    let mut backoff = Backoff::default();
+    loop {
+        match listener.accept() {
+            Ok((stream, _)) => {
+                backoff.succeeded();
+                admit(stream, shared);
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(_) => std::thread::sleep(backoff.failed()),
         }
-        buf.extend_from_slice(&chunk[..n]);
-        if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-            break i + 4;
+    }
+}
+
+/// Starts a thread for `stream` if a slot is free, else answers 503 from here.
+fn admit(stream: TcpStream, shared: &Arc<Shared>) {
+    let Some(slot) = Slot::take(shared) else {
+        // Never block the accept thread on a client: one non-blocking write of a
+        // response far smaller than any socket buffer, then close.
+        let body = "too many connections; try again later\n";
+        let response = http::response("503 Service Unavailable", "text/plain; charset=utf-8", "", body.as_bytes());
+        if stream.set_nonblocking(true).is_ok() {
+            let _ = (&stream).write(&response);
+            let _ = stream.shutdown(Shutdown::Write);
         }
-        if buf.len() > MAX_HEAD {
-            return Err(io::Error::new(io::ErrorKind::InvalidData, "request head too large"));
-        }
+        return;
     };
-    let text = String::from_utf8_lossy(&buf[..end]).into_owned();
-    let mut lines = text.split("\r\n");
-    let mut first = lines.next().unwrap_or_default().split_whitespace();
-    let method = first.next().unwrap_or_default().to_owned();
-    let path = first.next().unwrap_or_default().to_owned();
-    let headers =
-        lines.filter_map(|l| l.split_once(':')).map(|(k, v)| (k.trim().to_owned(), v.trim().to_owned())).collect();
-    Ok((Head { method, path, headers }, buf[end..].to_vec()))
+    let shared = Arc::clone(shared);
+    // A failed spawn drops the closure, and with it the socket and the slot.
+    let _ = std::thread::Builder::new().name("wobble-view-conn".into()).spawn(move || {
+        let _ = handle(stream, &shared, slot);
+    });
 }
 
-fn respond(stream: &mut TcpStream, status: &str, content_type: &str, body: &[u8]) -> io::Result<()> {
-    write!(
-        stream,
-        "HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n",
-        body.len()
-    )?;
-    stream.write_all(body)?;
-    stream.flush()
-}
-
-fn handle_connection(mut stream: TcpStream, events: &Sender<Event>) -> io::Result<()> {
-    stream.set_read_timeout(Some(Duration::from_secs(10)))?;
+fn handle(mut stream: TcpStream, shared: &Shared, slot: Slot) -> io::Result<()> {
     stream.set_nodelay(true)?;
-    let (head, rest) = read_head(&mut stream)?;
+    let deadline = Instant::now() + shared.limits.head_timeout;
+    let (head, rest) = match http::read_head(&mut stream, deadline) {
+        Ok(read) => read,
+        Err(HeadError::Timeout) => return http::respond_text(&mut stream, "408 Request Timeout", "too slow\n"),
+        Err(HeadError::Malformed) => return http::respond_text(&mut stream, "400 Bad Request", "bad request\n"),
+        Err(HeadError::Io(_)) => return Ok(()),
+    };
+    let websocket = head.path == "/ws";
+    let access = shared.gate.check(&head, websocket);
+    if access == Access::Denied {
+        return http::respond_text(&mut stream, FORBIDDEN.0, FORBIDDEN.1);
+    }
     if head.method != "GET" {
-        return respond(&mut stream, "405 Method Not Allowed", "text/plain", b"only GET\n");
+        return http::respond_text(&mut stream, "405 Method Not Allowed", "only GET\n");
     }
-    let path = head.path.split('?').next().unwrap_or_default();
-    if path == "/ws" {
-        return websocket(stream, &head, rest, events);
+    if websocket {
+        return page(stream, &head, rest, shared, slot);
     }
-    if path == "/favicon.ico" {
-        return respond(&mut stream, "204 No Content", "image/x-icon", b"");
+    if access == Access::Query && (head.path == "/" || head.path == "/index.html") {
+        // Trade the token for the cookie, and take it out of the address bar.
+        let extra = format!("Location: /\r\n{}", shared.gate.set_cookie());
+        return http::respond(&mut stream, "303 See Other", "text/plain; charset=utf-8", &extra, b"");
     }
-    match assets::get(path) {
-        Some((content_type, body)) => respond(&mut stream, "200 OK", content_type, body),
-        None => respond(&mut stream, "404 Not Found", "text/plain", b"not found\n"),
+    if head.path == "/favicon.ico" {
+        return http::respond(&mut stream, "204 No Content", "image/x-icon", "", b"");
+    }
+    match assets::get(&head.path) {
+        Some((content_type, body)) => http::respond(&mut stream, "200 OK", content_type, "", body),
+        None => http::respond_text(&mut stream, "404 Not Found", "not found\n"),
     }
 }
 
-fn websocket(mut stream: TcpStream, head: &Head, rest: Vec<u8>, events: &Sender<Event>) -> io::Result<()> {
+/// Completes a WebSocket upgrade and serves the page until it goes away.
+fn page(mut stream: TcpStream, head: &Head, rest: Vec<u8>, shared: &Shared, slot: Slot) -> io::Result<()> {
     let upgrade = head.header("upgrade").is_some_and(|v| v.eq_ignore_ascii_case("websocket"));
-    let Some(key) = head.header("sec-websocket-key").filter(|_| upgrade) else {
-        return respond(&mut stream, "400 Bad Request", "text/plain", b"expected a WebSocket upgrade\n");
+    let version = head.header("sec-websocket-version") == Some("13");
+    let Some(key) = head.header("sec-websocket-key").filter(|_| upgrade && version) else {
+        return http::respond_text(&mut stream, "400 Bad Request", "expected a WebSocket upgrade (version 13)\n");
     };
-    // A page from another site open in the same browser must not drive the
-    // simulation: browsers always send Origin on WebSocket upgrades, and ours is the
-    // host the page was served from. (Clients that send no Origin are not browsers.)
-    if let Some(origin) = head.header("origin") {
-        let same = head.header("host").is_some_and(|host| origin.strip_prefix("http://") == Some(host));
-        if !same {
-            return respond(&mut stream, "403 Forbidden", "text/plain", b"cross-origin WebSocket refused\n");
-        }
-    }
-    let accept = tungstenite::handshake::derive_accept_key(key.as_bytes());
     write!(
         stream,
-        "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: {accept}\r\n\r\n"
+        "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: {}\r\n\r\n",
+        socket::accept_key(key)
     )?;
     stream.flush()?;
-    stream.set_read_timeout(Some(POLL))?;
-    let config = WebSocketConfig::default()
-        .max_message_size(Some(MAX_REQUEST_BYTES * 4))
-        .max_frame_size(Some(MAX_REQUEST_BYTES * 4));
-    let mut ws = WebSocket::from_partially_read(stream, rest, Role::Server, Some(config));
 
-    let id: ClientId = NEXT_CLIENT.fetch_add(1, Ordering::Relaxed);
-    let (tx, rx) = mpsc::sync_channel::<Message>(QUEUE);
-    let frames_queued = Arc::new(AtomicUsize::new(0));
-    if events.send(Event::Join(id, Outbox { tx, frames_queued: frames_queued.clone() })).is_err() {
+    let id: PageId = shared.next_page.fetch_add(1, Ordering::Relaxed);
+    let outbox = Arc::new(Outbox::new());
+    let out_stream = stream.try_clone()?;
+    out_stream.set_write_timeout(Some(shared.limits.slow_page))?;
+    let slot = Arc::new(slot);
+    let writer = {
+        let (outbox, slot) = (Arc::clone(&outbox), Arc::clone(&slot));
+        std::thread::Builder::new().name("wobble-view-write".into()).spawn(move || {
+            write_loop(&out_stream, &outbox);
+            drop(slot);
+        })
+    };
+    if writer.is_err() {
+        let _ = stream.shutdown(Shutdown::Both);
         return Ok(());
     }
-    let result = pump(&mut ws, id, &rx, &frames_queued, events);
-    let _ = events.send(Event::Leave(id));
-    result
+    stream.set_read_timeout(Some(shared.limits.ping_after))?;
+    shared.inbox.join(id, Arc::clone(&outbox));
+    let reader = BufReader::new(Cursor::new(rest).chain(stream));
+    read_loop(reader, id, &outbox, shared);
+    shared.inbox.leave(id);
+    drop(slot);
+    Ok(())
 }
 
-/// Moves messages both ways until the page goes away.
-fn pump(
-    ws: &mut WebSocket<TcpStream>,
-    id: ClientId,
-    rx: &mpsc::Receiver<Message>,
-    frames_queued: &AtomicUsize,
-    events: &Sender<Event>,
-) -> io::Result<()> {
-    use tungstenite::Error;
+/// Reads the page's messages until it closes, breaks the protocol or falls silent.
+fn read_loop(reader: impl BufRead, id: PageId, outbox: &Outbox, shared: &Shared) {
+    let limits = &shared.limits;
+    let mut messages = MessageReader::new(reader, limits.max_message_bytes);
+    let mut rate = RateLimiter::new(limits.messages_per_second);
+    let mut pinged = false;
+    let reply = |r: &Reply| outbox.send(Outgoing::from(r));
     loop {
-        match ws.read() {
-            Ok(Message::Text(text)) => match protocol::parse(text.as_str()) {
-                Ok(request) => {
-                    if events.send(Event::Request(id, request)).is_err() {
-                        return Ok(());
-                    }
-                }
-                Err(e) => send_error(ws, &e)?,
-            },
-            Ok(Message::Binary(_)) => send_error(ws, &ProtocolError::Binary)?,
-            Ok(_) => {} // ping/pong are answered by tungstenite; close is seen next read
-            Err(Error::Io(e)) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {}
-            Err(Error::ConnectionClosed | Error::AlreadyClosed) => return Ok(()),
-            Err(Error::Capacity(e)) => {
-                // A message over the size limit: say so, then drop the connection
-                // (its remaining bytes cannot be resynchronised).
-                let _ = send_error(ws, &format!("malformed message: {e}"));
-                return Ok(());
+        let message = match messages.read() {
+            Ok(m) => m,
+            Err(FrameError::Idle) if !pinged => {
+                pinged = true;
+                outbox.send(Outgoing::Ping);
+                continue;
             }
-            Err(e) => return Err(io::Error::other(e.to_string())),
-        }
-        loop {
-            match rx.try_recv() {
-                Ok(message) => {
-                    if message.is_binary() {
-                        frames_queued.fetch_sub(1, Ordering::AcqRel);
+            Err(e) => {
+                // Say why before hanging up, where there is something to say.
+                match e.close_code() {
+                    Some(code) => {
+                        reply(&Reply::error(format!("malformed message: {e}; closing")));
+                        outbox.close(code, "malformed message");
                     }
-                    ws.send(message).map_err(|e| io::Error::other(e.to_string()))?;
+                    None => outbox.shut(),
                 }
-                Err(TryRecvError::Empty) => break,
-                Err(TryRecvError::Disconnected) => return Ok(()),
+                return;
+            }
+        };
+        pinged = false;
+        // Every message counts against the rate, pings too (each would cost a pong).
+        let allowed = matches!(message, Incoming::Close) || rate.allow(Instant::now());
+        match message {
+            _ if !allowed => {
+                reply(&Reply::error(format!(
+                    "rate limit: at most {} messages a second; this one was dropped",
+                    limits.messages_per_second
+                )));
+            }
+            Incoming::Text(text) => match protocol::parse(&text) {
+                Ok(request) => {
+                    if let Err(busy) = shared.inbox.push(id, request) {
+                        reply(&Reply::Busy { message: busy.to_string() });
+                    }
+                }
+                Err(e) => {
+                    reply(&Reply::error(e));
+                }
+            },
+            Incoming::Binary(_) => {
+                reply(&Reply::error(ProtocolError::Binary));
+            }
+            Incoming::Ping(payload) => {
+                outbox.send(Outgoing::Pong(payload));
+            }
+            Incoming::Pong => {}
+            Incoming::Close => {
+                outbox.close(socket::CLOSE_NORMAL, "");
+                return;
             }
         }
     }
 }
 
-fn send_error(ws: &mut WebSocket<TcpStream>, e: &dyn std::fmt::Display) -> io::Result<()> {
-    let message = Message::Text(Utf8Bytes::from(Reply::error(e).to_json()));
-    ws.send(message).map_err(|e| io::Error::other(e.to_string()))
-}
-
-/// Binds `addr` (use port 0 for a free port).
-pub fn bind(addr: SocketAddr) -> io::Result<TcpListener> {
-    TcpListener::bind(addr)
+/// Writes what the simulation queues for the page until the outbox closes or the
+/// socket fails (including a write that makes no progress for the slow-page
+/// limit); then hangs up, which also ends the reader.
+fn write_loop(stream: &TcpStream, outbox: &Outbox) {
+    let mut w = BufWriter::with_capacity(64 * 1024, stream);
+    let mut write_batch = |batch: Vec<Outgoing>| -> io::Result<bool> {
+        for message in batch {
+            match message {
+                Outgoing::Text(text) => socket::write_frame(&mut w, socket::OP_TEXT, text.as_bytes())?,
+                Outgoing::Frame(frame) => socket::write_frame(&mut w, socket::OP_BINARY, &frame)?,
+                Outgoing::Ping => socket::write_frame(&mut w, socket::OP_PING, b"")?,
+                Outgoing::Pong(payload) => socket::write_frame(&mut w, socket::OP_PONG, &payload)?,
+                Outgoing::Close(code, reason) => {
+                    socket::write_close(&mut w, code, &reason)?;
+                    w.flush()?;
+                    return Ok(false);
+                }
+            }
+        }
+        w.flush()?;
+        Ok(true)
+    };
+    loop {
+        let batch = outbox.take();
+        if batch.is_empty() || !matches!(write_batch(batch), Ok(true)) {
+            break;
+        }
+    }
+    outbox.shut();
+    let _ = stream.shutdown(Shutdown::Both);
 }

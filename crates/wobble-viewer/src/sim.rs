@@ -1,16 +1,15 @@
-//! The simulation thread: owns the world, applies requests, steps at real time where
-//! it can, and broadcasts frames and status to every connected page.
+//! The simulation thread: owns the world, applies the pages' commands in turn,
+//! steps at real time where it can, and broadcasts frames and status to every
+//! connected page. With no page connected it sleeps (the world does not advance)
+//! until one connects.
 
 use std::collections::BTreeMap;
+use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError};
 use std::time::{Duration, Instant};
 
 use glam::DVec3;
-use tungstenite::Message;
-use tungstenite::protocol::frame::Utf8Bytes;
 use wobble::World;
 use wobble::constraint::collider::{Collider, Shape};
 use wobble::force::DragSpringParams;
@@ -21,6 +20,7 @@ use wobble_scene::{Scene, SceneError};
 use crate::protocol::{
     BodyInfo, ColliderInfo, Energy, FrameHeader, GrabInfo, Reply, Request, Status, Topology, encode_frame,
 };
+use crate::queues::{Event, Inbox, Outbox, Outgoing, PageId, Work};
 
 /// Frames per second broadcast while running.
 pub const FRAME_RATE: f64 = 60.0;
@@ -29,36 +29,32 @@ const STATUS_RATE: f64 = 4.0;
 /// Most wall-clock time spent stepping per frame, as a fraction of the frame period:
 /// the rest is left for encoding, the sockets and the other core's work.
 const STEP_BUDGET: f64 = 0.75;
-/// Frames queued per page before further frames to it are skipped (a slow page
-/// skips frames; it never stalls the simulation).
-pub const FRAME_QUEUE: usize = 4;
-/// Messages queued per page before further ones are dropped: only a page that has
-/// stopped reading altogether loses replies.
-pub const QUEUE: usize = 1024;
-
-/// Where the simulation thread puts a page's messages: one queue, so that a
-/// topology always reaches the page before the frames that use it, with frames
-/// counted so that they never crowd out a reply.
-#[derive(Debug)]
-pub struct Outbox {
-    /// JSON text messages and binary frames, in order.
-    pub tx: SyncSender<Message>,
-    /// Frames in the queue (the connection thread decrements it as it sends one).
-    pub frames_queued: Arc<AtomicUsize>,
+/// What the simulation thread tells whoever runs the viewer (the CLI prints it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Notice {
+    /// No page is connected: the world stands still and the thread sleeps.
+    Paused,
+    /// A page connected: the world runs again (unless the user paused it).
+    Resumed,
 }
 
-/// A connected page, as the simulation thread knows it.
-pub type ClientId = u64;
+impl fmt::Display for Notice {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Notice::Paused => "no page connected: the simulation is paused until one connects",
+            Notice::Resumed => "a page connected: the simulation runs",
+        })
+    }
+}
 
-/// What connection threads tell the simulation thread.
-#[derive(Debug)]
-pub enum Event {
-    /// A page connected; send it messages through its outbox.
-    Join(ClientId, Outbox),
-    /// A page sent a request.
-    Request(ClientId, Request),
-    /// A page went away.
-    Leave(ClientId),
+/// What a command did, for the page and the others.
+enum Outcome {
+    /// Every page's overlay changed: broadcast a status.
+    Broadcast,
+    /// Nothing more to send.
+    Quiet,
+    /// Not finished within its slice: this is what is left.
+    Unfinished(Request),
 }
 
 /// Largest c h / m that the starting drag damping gives the lightest grabbable
@@ -107,7 +103,7 @@ struct Session {
 pub struct Simulator {
     session: Session,
     scenes_dir: Option<PathBuf>,
-    clients: BTreeMap<ClientId, Outbox>,
+    clients: BTreeMap<PageId, Arc<Outbox>>,
     frame_buf: Vec<u8>,
     dirty: bool,
     /// Simulated time owed to real time, s.
@@ -213,27 +209,43 @@ impl Simulator {
         names
     }
 
-    /// Runs until every sender of `events` is gone.
-    pub fn run(mut self, events: Receiver<Event>) {
+    /// Serves the commands in `inbox` forever, stepping `step_slice` at most per
+    /// turn of a `step` command, and telling `notify` when the simulation pauses for
+    /// want of a page and resumes.
+    pub fn run(mut self, inbox: &Inbox, step_slice: Duration, notify: &dyn Fn(Notice)) {
         let period = Duration::from_secs_f64(1.0 / FRAME_RATE);
-        let mut next = Instant::now() + period;
+        let mut next_frame = Instant::now();
         let mut last = Instant::now();
+        notify(Notice::Paused);
+        let mut connected = false;
         loop {
-            // Handle requests until the next frame is due.
-            loop {
-                let now = Instant::now();
-                let wait = next.saturating_duration_since(now);
-                if wait.is_zero() {
-                    break;
+            match inbox.next(self.deadline(next_frame)) {
+                Some(Work::Event(Event::Join(id, outbox))) => {
+                    self.clients.insert(id, outbox);
+                    self.guarded(|sim| sim.greet(id));
                 }
-                match events.recv_timeout(wait) {
-                    Ok(e) => self.guarded(|sim| sim.handle(e)),
-                    Err(RecvTimeoutError::Timeout) => break,
-                    Err(RecvTimeoutError::Disconnected) => return,
+                Some(Work::Event(Event::Leave(id))) => {
+                    self.clients.remove(&id);
                 }
+                Some(Work::Command(id, request)) => self.guarded(|sim| {
+                    if let Some(rest) = sim.command(id, request, step_slice) {
+                        inbox.put_back(id, rest);
+                    }
+                }),
+                None => {}
+            }
+            // Pages also drop out when a send finds them gone, so look at the set.
+            if connected == self.clients.is_empty() {
+                connected = !connected;
+                notify(if connected { Notice::Resumed } else { Notice::Paused });
+                // Real time restarts now: the pause is not a debt.
+                (last, next_frame, self.owed) = (Instant::now(), Instant::now(), 0.0);
             }
             let now = Instant::now();
-            next = (next + period).max(now);
+            if self.clients.is_empty() || now < next_frame {
+                continue;
+            }
+            next_frame = (next_frame + period).max(now);
             let wall = (now - last).as_secs_f64().min(0.1);
             last = now;
             self.guarded(|sim| sim.advance(wall, period.as_secs_f64() * STEP_BUDGET));
@@ -242,6 +254,18 @@ impl Simulator {
                 self.broadcast(&Reply::Status(self.status()));
             }
             self.rate.tick();
+        }
+    }
+
+    /// When the loop must wake even without commands: never without pages; at the
+    /// next frame while running or with a frame to send; else for the next status.
+    fn deadline(&self, next_frame: Instant) -> Option<Instant> {
+        if self.clients.is_empty() {
+            None
+        } else if self.session.playing || self.dirty {
+            Some(next_frame)
+        } else {
+            Some(next_frame.max(self.last_status + Duration::from_secs_f64(1.0 / STATUS_RATE)))
         }
     }
 
@@ -331,73 +355,58 @@ impl Simulator {
         let header = FrameHeader { n: (w.state.len() + extra.len()) as u32, colliders: offsets.len() as u32, ..header };
         let vertices = w.state.x.iter().chain(extra.iter().copied()).map(|p| p.to_array());
         encode_frame(&header, vertices, &offsets, &mut self.frame_buf);
-        let message = Message::binary(self.frame_buf.clone());
+        let message = Outgoing::Frame(Arc::from(self.frame_buf.as_slice()));
         self.rate.frames += 1;
-        self.send_all(&message, true);
+        self.send_all(&message);
     }
 
-    fn send_all(&mut self, message: &Message, frame: bool) {
-        self.clients.retain(|_, outbox| {
-            if frame && outbox.frames_queued.load(Ordering::Acquire) >= FRAME_QUEUE {
-                return true;
-            }
-            match outbox.tx.try_send(message.clone()) {
-                Ok(()) => {
-                    if frame {
-                        outbox.frames_queued.fetch_add(1, Ordering::AcqRel);
-                    }
-                    true
-                }
-                Err(TrySendError::Full(_)) => true,
-                Err(TrySendError::Disconnected(_)) => false,
-            }
-        });
+    /// Queues `message` for every page, forgetting the pages that are gone.
+    fn send_all(&mut self, message: &Outgoing) {
+        self.clients.retain(|_, outbox| outbox.send(message.clone()));
     }
 
     fn broadcast(&mut self, reply: &Reply) {
         if matches!(reply, Reply::Status(_)) {
             self.last_status = Instant::now();
         }
-        let message = Message::Text(Utf8Bytes::from(reply.to_json()));
-        self.send_all(&message, false);
+        self.send_all(&Outgoing::from(reply));
     }
 
     /// Sends a JSON reply to one page.
-    fn reply(&mut self, client: ClientId, reply: &Reply) {
-        if let Some(outbox) = self.clients.get(&client) {
-            let message = Message::Text(Utf8Bytes::from(reply.to_json()));
-            if let Err(TrySendError::Disconnected(_)) = outbox.tx.try_send(message) {
-                self.clients.remove(&client);
-            }
+    fn reply(&mut self, client: PageId, reply: &Reply) {
+        if let Some(outbox) = self.clients.get(&client)
+            && !outbox.send(Outgoing::from(reply))
+        {
+            self.clients.remove(&client);
         }
     }
 
-    fn handle(&mut self, event: Event) {
-        match event {
-            Event::Join(id, tx) => {
-                self.clients.insert(id, tx);
-                let hello = Reply::Hello {
-                    scenes: self.scene_files(),
-                    integrators: IntegratorKind::ALL.iter().map(|k| k.name().to_owned()).collect(),
-                };
-                self.reply(id, &hello);
-                self.reply(id, &Reply::Topology(self.topology()));
-                self.reply(id, &Reply::Status(self.status()));
-                self.dirty = true;
-            }
-            Event::Leave(id) => {
-                self.clients.remove(&id);
-            }
-            Event::Request(id, request) => {
-                if let Err(message) = self.apply(id, request) {
-                    self.reply(id, &Reply::error(message));
-                }
-            }
+    /// Welcomes a new page: the scene list, the topology and a status; a frame follows.
+    fn greet(&mut self, id: PageId) {
+        let hello = Reply::Hello {
+            scenes: self.scene_files(),
+            integrators: IntegratorKind::ALL.iter().map(|k| k.name().to_owned()).collect(),
+        };
+        self.reply(id, &hello);
+        self.reply(id, &Reply::Topology(self.topology()));
+        self.reply(id, &Reply::Status(self.status()));
+        self.dirty = true;
+    }
+
+    /// Runs one command of page `client` (a `step` for at most `slice`); returns
+    /// what is left of it, if anything.
+    fn command(&mut self, client: PageId, request: Request, slice: Duration) -> Option<Request> {
+        match self.apply(client, request, slice) {
+            Ok(Outcome::Broadcast) => self.broadcast(&Reply::Status(self.status())),
+            Ok(Outcome::Quiet) => {}
+            Ok(Outcome::Unfinished(rest)) => return Some(rest),
+            Err(message) => self.reply(client, &Reply::error(message)),
         }
+        None
     }
 
     /// Applies one request; `Err` carries the error text for the page.
-    fn apply(&mut self, client: ClientId, request: Request) -> Result<(), String> {
+    fn apply(&mut self, client: PageId, request: Request, slice: Duration) -> Result<Outcome, String> {
         let world = &mut self.session.world;
         match request {
             Request::Play => {
@@ -410,13 +419,19 @@ impl Simulator {
             Request::Pause => self.session.playing = false,
             Request::Step { n } => {
                 self.session.playing = false;
-                for _ in 0..n {
+                self.dirty = true;
+                let t0 = Instant::now();
+                let mut done = 0;
+                while done < n {
                     if let Err(e) = self.session.world.step() {
                         self.on_step_error(&e);
-                        return Ok(());
+                        return Ok(Outcome::Quiet);
+                    }
+                    done += 1;
+                    if t0.elapsed() >= slice && done < n {
+                        return Ok(Outcome::Unfinished(Request::Step { n: n - done }));
                     }
                 }
-                self.dirty = true;
             }
             Request::Reset => self.rebuild(self.session.scene.clone(), self.session.user_drag)?,
             Request::Load { scene } => {
@@ -461,7 +476,7 @@ impl Simulator {
                 world.move_cursor(DVec3::from_array(cursor), DVec3::ZERO);
                 // A drag sends a message per mouse move: the periodic status reports
                 // the cursor; measuring the world for each would be wasted.
-                return Ok(());
+                return Ok(Outcome::Quiet);
             }
             Request::Release => world.release(),
             Request::Pin { particle, origin, dir } => {
@@ -474,7 +489,7 @@ impl Simulator {
                         let world = &self.session.world;
                         match world.pick_ray(DVec3::from_array(o), DVec3::from_array(d), tolerance) {
                             Some(i) => i,
-                            None => return Ok(()),
+                            None => return Ok(Outcome::Quiet),
                         }
                     }
                     _ => return Err("`pin` takes `particle` or `origin` and `dir`".into()),
@@ -502,13 +517,15 @@ impl Simulator {
                     pinned: particles.iter().map(|&i| world.particles.pinned[i]).collect(),
                 };
                 self.reply(client, &reply);
-                return Ok(());
+                return Ok(Outcome::Quiet);
             }
-            Request::Status => {}
+            Request::Status => {
+                self.reply(client, &Reply::Status(self.status()));
+                return Ok(Outcome::Quiet);
+            }
         }
-        // Every accepted request changes what the overlay shows: tell every page.
-        self.broadcast(&Reply::Status(self.status()));
-        Ok(())
+        // Every other accepted request changes what the overlay shows: tell every page.
+        Ok(Outcome::Broadcast)
     }
 
     /// Rebuilds the world from `scene` with the user's drag constants, if any,

@@ -1,142 +1,26 @@
 //! The viewer server end to end over real sockets: static files, the WebSocket
 //! protocol with a tungstenite client, several clients, garbage, blow-up and reset.
+//! (Access checks: `security.rs`; bounds: `load.rs`, `hostile.rs`, `resources.rs`.)
 
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream};
-use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::io::Write;
+use std::net::TcpStream;
 
 use serde_json::{Value, json};
-use tungstenite::{Message, WebSocket};
+use tungstenite::Message;
 use wobble_scene::{Scene, Source};
-use wobble_viewer::Viewer;
-use wobble_viewer::protocol::{FrameHeader, decode_frame};
 
-/// A 6 × 6 horizontal cloth held at two corners.
-const CLOTH: &str = r#"
-[simulation]
-integrator = "symplectic-euler"
-dt = 1e-3
-gravity = [0, -9.81, 0]
-
-[[body]]
-name = "cloth"
-type = "cloth"
-nx = 6
-ny = 6
-spacing = 0.1
-origin = [0, 1, 0]
-u = [1, 0, 0]
-v = [0, 0, 1]
-mass = 0.5
-pin = { grid = [[0, 0], [5, 0]] }
-springs.structural = { stiffness = 800, damping = 0.2 }
-springs.shear = { stiffness = 400, damping = 0.1 }
-"#;
-
-fn scenes_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scenes")
-}
-
-fn start(text: &str) -> SocketAddr {
-    let scene = Scene::parse(Source::new("test-cloth.toml", text), PathBuf::from(".")).expect("scene parses");
-    let viewer = Viewer::bind(scene, Some(scenes_dir()), 0).expect("binds");
-    let addr = viewer.local_addr().expect("address");
-    std::thread::spawn(move || viewer.run());
-    addr
-}
-
-struct Client {
-    ws: WebSocket<TcpStream>,
-    /// Header of the last frame read (also while looking for JSON messages).
-    last_frame: Option<FrameHeader>,
-}
-
-impl Client {
-    fn connect(addr: SocketAddr) -> Client {
-        let stream = TcpStream::connect(addr).expect("connects");
-        stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-        let (ws, _) = tungstenite::client(format!("ws://{addr}/ws"), stream).expect("handshake");
-        Client { ws, last_frame: None }
-    }
-
-    fn send(&mut self, v: Value) {
-        self.ws.send(Message::text(v.to_string())).expect("sends");
-    }
-
-    fn send_raw(&mut self, m: Message) {
-        self.ws.send(m).expect("sends");
-    }
-
-    /// The next JSON message of type `kind`, skipping others and frames.
-    fn next(&mut self, kind: &str) -> Value {
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while Instant::now() < deadline {
-            match self.ws.read().expect("reads") {
-                Message::Text(t) => {
-                    let v: Value = serde_json::from_str(t.as_str()).expect("server sends JSON");
-                    if v["type"] == kind {
-                        return v;
-                    }
-                }
-                Message::Binary(b) => {
-                    self.last_frame = Some(decode_frame(&b).expect("server frames decode").header);
-                }
-                _ => {}
-            }
-        }
-        panic!("no `{kind}` message within 20 s");
-    }
-
-    /// Waits (up to 20 s) for a status message that satisfies `pred`.
-    fn wait_status(&mut self, pred: impl Fn(&Value) -> bool) -> Value {
-        let deadline = Instant::now() + Duration::from_secs(20);
-        loop {
-            let s = self.next("status");
-            if pred(&s) {
-                return s;
-            }
-            assert!(Instant::now() < deadline, "no matching status within 20 s; last: {s}");
-        }
-    }
-
-    /// The next binary frame (within 20 s).
-    fn frame(&mut self) -> (FrameHeader, Vec<[f32; 3]>) {
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while Instant::now() < deadline {
-            if let Message::Binary(b) = self.ws.read().expect("reads") {
-                let frame = decode_frame(&b).expect("decodes");
-                self.last_frame = Some(frame.header);
-                return (frame.header, frame.positions);
-            }
-        }
-        panic!("no frame within 20 s");
-    }
-
-    fn query(&mut self, particles: &[usize]) -> Value {
-        self.send(json!({"type": "query", "particles": particles}));
-        self.next("particles")
-    }
-}
+mod support;
+use support::{CLOTH, scenes_dir, start};
 
 fn position(v: &Value, k: usize) -> [f64; 3] {
     let p = &v["x"][k];
     [p[0].as_f64().unwrap(), p[1].as_f64().unwrap(), p[2].as_f64().unwrap()]
 }
 
-fn http_get(addr: SocketAddr, path: &str) -> (String, Vec<u8>) {
-    let mut s = TcpStream::connect(addr).unwrap();
-    write!(s, "GET {path} HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
-    let mut out = Vec::new();
-    s.read_to_end(&mut out).unwrap();
-    let split = out.windows(4).position(|w| w == b"\r\n\r\n").expect("response head") + 4;
-    (String::from_utf8_lossy(&out[..split]).into_owned(), out[split..].to_vec())
-}
-
 #[test]
 fn serves_the_page_and_its_vendored_scripts() {
-    let addr = start(CLOTH);
-    let (head, body) = http_get(addr, "/");
+    let server = start(CLOTH);
+    let (head, body) = server.get("/");
     assert!(head.starts_with("HTTP/1.1 200"), "{head}");
     assert!(String::from_utf8_lossy(&body).contains("/app.js"));
     for path in [
@@ -146,23 +30,27 @@ fn serves_the_page_and_its_vendored_scripts() {
         "/vendor/three.core.min.js",
         "/vendor/OrbitControls.js",
     ] {
-        let (head, body) = http_get(addr, path);
+        let (head, body) = server.get(path);
         assert!(head.starts_with("HTTP/1.1 200"), "{path}: {head}");
         assert!(!body.is_empty(), "{path}");
     }
-    let (head, _) = http_get(addr, "/../Cargo.toml");
+    let (head, _) = server.get("/../Cargo.toml");
     assert!(head.starts_with("HTTP/1.1 404"), "{head}");
     // A plain GET of /ws without the upgrade headers is refused, not fatal.
-    let (head, _) = http_get(addr, "/ws");
+    let (head, _) = server.request(&format!(
+        "GET /ws HTTP/1.1\r\nHost: {h}\r\nOrigin: http://{h}\r\nCookie: {c}",
+        h = server.host(),
+        c = server.cookie()
+    ));
     assert!(head.starts_with("HTTP/1.1 400"), "{head}");
-    let (head, _) = http_get(addr, "/");
+    let (head, _) = server.get("/");
     assert!(head.starts_with("HTTP/1.1 200"), "{head}");
 }
 
 #[test]
 fn a_new_page_gets_hello_topology_status_and_frames() {
-    let addr = start(CLOTH);
-    let mut c = Client::connect(addr);
+    let server = start(CLOTH);
+    let mut c = server.connect();
     let hello = c.next("hello");
     let scenes: Vec<&str> = hello["scenes"].as_array().unwrap().iter().map(|s| s.as_str().unwrap()).collect();
     assert!(scenes.contains(&"default.toml") && scenes.contains(&"drag.toml"), "{scenes:?}");
@@ -191,8 +79,8 @@ fn a_new_page_gets_hello_topology_status_and_frames() {
 
 #[test]
 fn garbage_is_answered_with_an_error_and_the_server_keeps_serving() {
-    let addr = start(CLOTH);
-    let mut c = Client::connect(addr);
+    let server = start(CLOTH);
+    let mut c = server.connect();
     c.next("topology");
     for bad in ["not json", "{\"type\":\"fly\"}", "{\"type\":\"dt\",\"value\":\"fast\"}", "{\"type\":\"step\",\"n\":0}"]
     {
@@ -213,11 +101,18 @@ fn garbage_is_answered_with_an_error_and_the_server_keeps_serving() {
     // Still serving this connection and new ones.
     c.send(json!({"type": "status"}));
     c.next("status");
-    let mut d = Client::connect(addr);
+    let mut d = server.connect();
     d.next("topology");
     // A raw socket that sends junk instead of a WebSocket frame only loses itself.
-    let mut junk = TcpStream::connect(addr).unwrap();
-    write!(junk, "GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n").unwrap();
+    let mut junk = TcpStream::connect(server.addr).unwrap();
+    write!(
+        junk,
+        "GET /ws HTTP/1.1\r\nHost: {h}\r\nOrigin: http://{h}\r\nCookie: {c}\r\nUpgrade: websocket\r\n\
+         Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n",
+        h = server.host(),
+        c = server.cookie()
+    )
+    .unwrap();
     junk.write_all(&[0xff; 64]).unwrap();
     drop(junk);
     d.send(json!({"type": "status"}));
@@ -226,9 +121,9 @@ fn garbage_is_answered_with_an_error_and_the_server_keeps_serving() {
 
 #[test]
 fn several_pages_watch_one_simulation_and_a_closed_page_changes_nothing() {
-    let addr = start(CLOTH);
-    let mut a = Client::connect(addr);
-    let mut b = Client::connect(addr);
+    let server = start(CLOTH);
+    let mut a = server.connect();
+    let mut b = server.connect();
     a.next("topology");
     b.next("topology");
     a.send(json!({"type": "pause"}));
@@ -250,8 +145,8 @@ fn several_pages_watch_one_simulation_and_a_closed_page_changes_nothing() {
 
 #[test]
 fn step_query_pin_and_parameters() {
-    let addr = start(CLOTH);
-    let mut c = Client::connect(addr);
+    let server = start(CLOTH);
+    let mut c = server.connect();
     c.next("topology");
     c.send(json!({"type": "pause"}));
     c.next("status");
@@ -285,8 +180,8 @@ fn step_query_pin_and_parameters() {
 
 #[test]
 fn a_grab_pulls_the_particle_toward_the_cursor() {
-    let addr = start(CLOTH);
-    let mut c = Client::connect(addr);
+    let server = start(CLOTH);
+    let mut c = server.connect();
     c.next("topology");
     c.send(json!({"type": "pause"}));
     c.send(json!({"type": "param", "key": "gravity.g", "value": 0.0}));
@@ -325,8 +220,8 @@ fn a_grab_pulls_the_particle_toward_the_cursor() {
 
 #[test]
 fn a_blow_up_is_reported_with_the_cli_text_and_reset_recovers() {
-    let addr = start(CLOTH);
-    let mut c = Client::connect(addr);
+    let server = start(CLOTH);
+    let mut c = server.connect();
     let topo = c.next("topology");
     c.send(json!({"type": "pause"}));
     c.send(json!({"type": "dt", "value": 0.2}));
@@ -353,8 +248,8 @@ fn a_blow_up_is_reported_with_the_cli_text_and_reset_recovers() {
 
 #[test]
 fn scenes_load_from_the_scene_directory_and_integrators_switch() {
-    let addr = start(CLOTH);
-    let mut c = Client::connect(addr);
+    let server = start(CLOTH);
+    let mut c = server.connect();
     c.next("topology");
     c.send(json!({"type": "load", "scene": "chain.toml"}));
     let topo = c.next("topology");
@@ -403,8 +298,8 @@ fn the_starting_drag_spring_is_stable_for_the_lightest_particle() {
 
 #[test]
 fn every_integrator_steps_the_cloth() {
-    let addr = start(CLOTH);
-    let mut c = Client::connect(addr);
+    let server = start(CLOTH);
+    let mut c = server.connect();
     let hello = c.next("hello");
     c.next("topology");
     c.send(json!({"type": "pause"}));
@@ -424,8 +319,8 @@ fn every_integrator_steps_the_cloth() {
 
 #[test]
 fn tubes_and_rigid_shapes_are_drawn_after_the_particles() {
-    let addr = start(CLOTH);
-    let mut c = Client::connect(addr);
+    let server = start(CLOTH);
+    let mut c = server.connect();
     c.next("topology");
     c.send(json!({"type": "pause"}));
     for scene in ["heavy-ball.toml", "twisted-bar.toml"] {
@@ -446,26 +341,4 @@ fn tubes_and_rigid_shapes_are_drawn_after_the_particles() {
         assert_eq!(u64::from(frame.0.n), vertices);
         assert!(frame.1.iter().flatten().all(|c| c.is_finite()));
     }
-}
-
-#[test]
-fn cross_origin_pages_cannot_open_the_websocket() {
-    // A page of another site in the same browser sends its own Origin: refused. The
-    // viewer's own page (Origin = the host it was served from) and clients that send
-    // no Origin (not browsers) are let in.
-    use tungstenite::client::IntoClientRequest;
-    let addr = start(CLOTH);
-    let handshake = |origin: Option<&str>| {
-        let mut request = format!("ws://{addr}/ws").into_client_request().unwrap();
-        if let Some(o) = origin {
-            request.headers_mut().insert("Origin", o.parse().unwrap());
-        }
-        tungstenite::client(request, TcpStream::connect(addr).unwrap()).is_ok()
-    };
-    assert!(!handshake(Some("http://evil.example")), "a foreign origin must be refused");
-    assert!(handshake(Some(&format!("http://{addr}"))), "the viewer's own origin is accepted");
-    assert!(handshake(None), "clients without an Origin are accepted");
-    // Still serving.
-    let (head, _) = http_get(addr, "/");
-    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
 }

@@ -368,6 +368,7 @@ function onReply(msg) {
     case 'pins': setPins(msg.pinned); break;
     case 'grabbed': onGrabbed(msg); break;
     case 'error': showError(msg.message); break;
+    case 'busy': showError(msg.message); break;
     default: break;
   }
 }
@@ -514,13 +515,21 @@ function onGrabbed(msg) {
   if (pendingCursor) { moveTo(pendingCursor); pendingCursor = null; }
 }
 
+// Pointer events can come faster than the screen refreshes; the server takes a
+// bounded number of messages a second, so the cursor goes out once per frame.
+let dragQueued = false;
 function moveTo(event) {
   const ray = rayAt(event);
   const hit = new THREE.Vector3();
   if (!ray.intersectPlane(dragPlane, hit)) return;
   dragCursor = hit.toArray();
-  send({ type: 'drag', cursor: dragCursor });
   updateGrabLine();
+  if (dragQueued) return;
+  dragQueued = true;
+  requestAnimationFrame(() => {
+    dragQueued = false;
+    if (dragCursor) send({ type: 'drag', cursor: dragCursor });
+  });
 }
 
 function onPointerMove(event) {
