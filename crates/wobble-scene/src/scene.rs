@@ -142,6 +142,9 @@ pub struct OutputSpec {
     /// Write a metrics row every this many steps (default: 100 rows per simulated
     /// second, at least every step).
     pub metrics_every: Option<u64>,
+    /// Write a checkpoint every this many simulated seconds (rounded to whole
+    /// steps; default: none, only when interrupted).
+    pub checkpoint_every: Option<f64>,
 }
 
 /// One `[[body]]`.
@@ -382,7 +385,12 @@ impl Scene {
         };
         let output = match root.table("output")? {
             Some(t) => read_output(&t)?,
-            None => OutputSpec { frame_every: None, formats: vec![FrameFormat::Ply], metrics_every: None },
+            None => OutputSpec {
+                frame_every: None,
+                formats: vec![FrameFormat::Ply],
+                metrics_every: None,
+                checkpoint_every: None,
+            },
         };
         let mut bodies = Vec::new();
         for mut t in root.tables("body")? {
@@ -512,6 +520,10 @@ fn read_output(t: &Table<'_, '_>) -> Result<OutputSpec, SceneError> {
         }
         v => v.map(|v| v as u64),
     };
+    let checkpoint_every = match t.f64("checkpoint_every")? {
+        Some(_) => Some(t.positive("checkpoint_every", None, "s of simulated time")?),
+        None => None,
+    };
     let mut formats = Vec::new();
     if let Some(items) = t.array("formats")? {
         for v in items {
@@ -525,7 +537,7 @@ fn read_output(t: &Table<'_, '_>) -> Result<OutputSpec, SceneError> {
         formats.push(FrameFormat::Ply);
     }
     t.finish()?;
-    Ok(OutputSpec { frame_every, formats, metrics_every })
+    Ok(OutputSpec { frame_every, formats, metrics_every, checkpoint_every })
 }
 
 /// Reads `law` and its parameters (`a1`, `k1`, `a2`, `k2`, `jacobian_damping` for the

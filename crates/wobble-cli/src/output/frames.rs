@@ -6,24 +6,22 @@
 //! orientation) follow the particles as extra vertices and triangles
 //! ([`super::offsets`]).
 
-use std::fs::File;
-use std::io::{BufWriter, Write};
-use std::path::Path;
+use std::io::Write;
 
 use wobble::World;
 use wobble_scene::FrameFormat;
 
 use wobble::model::DrawnSurfaces;
 
-/// Writes the current frame of `world` to `path` in `format`.
-pub fn write_frame(world: &World, format: FrameFormat, path: &Path) -> std::io::Result<()> {
-    let mut w = BufWriter::new(File::create(path)?);
+/// Encodes the current frame of `world` in `format` into `buf` (cleared first; its
+/// allocation is reused from frame to frame).
+pub fn encode_frame(world: &World, format: FrameFormat, buf: &mut Vec<u8>) -> std::io::Result<()> {
+    buf.clear();
     match format {
-        FrameFormat::Ply => write_ply(world, &mut w)?,
-        FrameFormat::Obj => write_obj(world, &mut w)?,
-        FrameFormat::Vtk => write_vtk(world, &mut w)?,
+        FrameFormat::Ply => write_ply(world, buf),
+        FrameFormat::Obj => write_obj(world, buf),
+        FrameFormat::Vtk => write_vtk(world, buf),
     }
-    w.flush()
 }
 
 /// Binary little-endian PLY: vertices as doubles, triangles as faces, polylines as

@@ -1,9 +1,5 @@
 //! The metrics table: one CSV row per sample of [`wobble::metrics::Metrics`].
 
-use std::fs::File;
-use std::io::{BufWriter, Write};
-use std::path::Path;
-
 use wobble::metrics::Metrics;
 
 /// Column names of the metrics CSV, in order.
@@ -38,21 +34,45 @@ pub const COLUMNS: [&str; 28] = [
     "failsafe_steps",
 ];
 
-/// Writes metrics rows to a CSV file.
-pub struct MetricsWriter {
-    out: BufWriter<File>,
+/// The metrics table of a run, kept whole in memory and written to
+/// `metrics.csv` atomically at flush points (frames, checkpoints, the end), so the
+/// file on disk always ends with a complete row.
+#[derive(Debug, Default)]
+pub struct MetricsTable {
+    text: String,
 }
 
-impl MetricsWriter {
-    /// Creates the file and writes the header.
-    pub fn create(path: &Path) -> std::io::Result<Self> {
-        let mut out = BufWriter::new(File::create(path)?);
-        writeln!(out, "{}", COLUMNS.join(","))?;
-        Ok(Self { out })
+impl MetricsTable {
+    /// A table with only the header.
+    #[must_use]
+    pub fn new() -> Self {
+        Self { text: COLUMNS.join(",") + "\n" }
+    }
+
+    /// The rows of an earlier `metrics.csv` up to step `last` (for a resumed run).
+    /// Errors when the header differs or a row is cut or unreadable.
+    pub fn resume(text: &str, last: u64) -> Result<Self, String> {
+        let mut table = Self::new();
+        let mut lines = text.split_inclusive('\n');
+        if lines.next() != Some(table.text.as_str()) {
+            return Err("its header is not this wobble's metrics header".into());
+        }
+        for (k, line) in lines.enumerate() {
+            let step = line
+                .strip_suffix('\n')
+                .and_then(|l| l.split(',').next())
+                .and_then(|s| s.parse::<u64>().ok())
+                .ok_or_else(|| format!("line {} is incomplete or not a metrics row", k + 2))?;
+            if step > last {
+                break;
+            }
+            table.text.push_str(line);
+        }
+        Ok(table)
     }
 
     /// Appends one row.
-    pub fn row(&mut self, m: &Metrics) -> std::io::Result<()> {
+    pub fn row(&mut self, m: &Metrics) {
         let v = |x: f64| format!("{x:e}");
         let fields = [
             m.step.to_string(),
@@ -84,11 +104,13 @@ impl MetricsWriter {
             m.frozen_particles.to_string(),
             m.failsafe_steps.to_string(),
         ];
-        writeln!(self.out, "{}", fields.join(","))
+        self.text.push_str(&fields.join(","));
+        self.text.push('\n');
     }
 
-    /// Flushes to disk.
-    pub fn finish(mut self) -> std::io::Result<()> {
-        self.out.flush()
+    /// The CSV text.
+    #[must_use]
+    pub fn text(&self) -> &str {
+        &self.text
     }
 }
