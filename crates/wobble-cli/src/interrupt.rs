@@ -47,6 +47,30 @@ pub fn requested() -> Option<i32> {
     }
 }
 
+/// The test hook `WOBBLE_SIGNAL_AT_STEP=STEP:SIGNAL` (SIGNAL one of `INT`, `TERM`,
+/// `KILL`, or `INT2` for two SIGINTs in a row): the run sends itself that signal
+/// right after step STEP, so tests can interrupt or kill it at a chosen step
+/// through the real signal path.
+#[must_use]
+pub fn test_hook() -> Option<(u64, i32, bool)> {
+    let spec = std::env::var("WOBBLE_SIGNAL_AT_STEP").ok()?;
+    let (step, name) = spec.split_once(':')?;
+    let (sig, twice) = match name {
+        "INT" => (libc::SIGINT, false),
+        "INT2" => (libc::SIGINT, true),
+        "TERM" => (libc::SIGTERM, false),
+        "KILL" => (libc::SIGKILL, false),
+        _ => return None,
+    };
+    Some((step.parse().ok()?, sig, twice))
+}
+
+/// Sends `sig` to this process.
+pub fn raise(sig: i32) {
+    // SAFETY: `raise` has no preconditions.
+    unsafe { libc::raise(sig) };
+}
+
 /// The exit code for a run stopped by `sig`.
 #[must_use]
 pub fn exit_code(sig: i32) -> u8 {

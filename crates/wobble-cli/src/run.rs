@@ -32,9 +32,9 @@ use wobble_scene::{Built, FrameFormat, Scene, SceneError, Source};
 use crate::interrupt;
 use crate::output::checkpoint::{CHECKPOINT_NAME, Checkpoint};
 use crate::output::dir::{OutDir, PARTIAL_SUFFIX, Sub};
-use crate::output::frames::encode_frame;
+use crate::output::frames::{encode_frame, pvd_index, write_ply_lines};
 use crate::output::manifest::{
-    MANIFEST_FORMAT, MANIFEST_NAME, MANIFEST_VERSION, Manifest, Status, fnv1a64, frame_digits, frame_name,
+    MANIFEST_FORMAT, MANIFEST_NAME, MANIFEST_VERSION, Manifest, PVD_NAME, Status, fnv1a64, frame_digits, frame_name,
     is_frame_name, now_rfc3339,
 };
 use crate::output::metrics::MetricsTable;
@@ -167,6 +167,8 @@ struct Outputs {
     plan: Plan,
     metrics: MetricsTable,
     frames: u64,
+    /// VTU frames and their times, for the `.pvd` index.
+    series: Vec<(String, f64)>,
     buf: Vec<u8>,
     last_flush: Instant,
     reserve: bool,
@@ -183,14 +185,29 @@ impl Outputs {
             encode_frame(world, format, &mut self.buf)?;
             let name = frame_name(self.frames, self.plan.digits, format.extension());
             self.dir.write_atomic(Sub::Frames, &name, &self.buf, false)?;
+            if format == FrameFormat::Ply {
+                self.buf.clear();
+                if write_ply_lines(world, &mut self.buf)? {
+                    let name = frame_name(self.frames, self.plan.digits, "lines.ply");
+                    self.dir.write_atomic(Sub::Frames, &name, &self.buf, false)?;
+                }
+            }
+            if format == FrameFormat::Vtu {
+                self.series.push((name, world.time()));
+            }
         }
         self.frames += 1;
         Ok(())
     }
 
+    /// Writes the metrics table and the `.pvd` index as they stand.
     fn flush_metrics(&mut self) -> std::io::Result<()> {
         self.last_flush = Instant::now();
-        self.dir.write_atomic(Sub::Root, "metrics.csv", self.metrics.text().as_bytes(), false)
+        self.dir.write_atomic(Sub::Root, "metrics.csv", self.metrics.text().as_bytes(), false)?;
+        if self.plan.formats.contains(&FrameFormat::Vtu) && self.plan.frame_every > 0 {
+            self.dir.write_atomic(Sub::Frames, PVD_NAME, pvd_index(&self.series).as_bytes(), false)?;
+        }
+        Ok(())
     }
 
     /// Metrics, then the checkpoint (synced), then the manifest: a checkpoint on
@@ -229,7 +246,7 @@ fn remove_run(dir: &mut OutDir, m: &Manifest) -> std::io::Result<()> {
     if dir.open_frames_if_present()? {
         for name in dir.list(Sub::Frames)? {
             let bare = name.strip_prefix('.').and_then(|n| n.strip_suffix(PARTIAL_SUFFIX)).unwrap_or(&name);
-            if is_frame_name(bare, m.frame_digits, &m.frame_formats) {
+            if is_frame_name(bare, m.frame_digits, &m.frame_formats) || bare == PVD_NAME {
                 dir.remove_file(Sub::Frames, &name)?;
             }
         }
@@ -335,6 +352,7 @@ pub fn run(scene: &Scene, opts: &RunOptions) -> Result<RunEnd, RunError> {
         plan,
         metrics: MetricsTable::new(),
         frames: 0,
+        series: Vec::new(),
         buf: Vec::new(),
         last_flush: Instant::now(),
         reserve: false,
@@ -432,6 +450,7 @@ pub fn resume(dir_path: &Path, quiet: bool) -> Result<RunEnd, RunError> {
         plan,
         metrics: MetricsTable::new(),
         frames: 0,
+        series: Vec::new(),
         buf: Vec::new(),
         last_flush: Instant::now(),
         reserve: false,
@@ -447,6 +466,15 @@ pub fn resume(dir_path: &Path, quiet: bool) -> Result<RunEnd, RunError> {
                 RunError::Refused(format!("cannot resume: {}: {e}", dir_path.join("metrics.csv").display()))
             })?;
             outputs.frames = c.frames_written;
+            if outputs.plan.formats.contains(&FrameFormat::Vtu) && outputs.plan.frame_every > 0 {
+                let pvd = outputs.dir.read(Sub::Frames, PVD_NAME).map_err(refused)?.unwrap_or_default();
+                outputs.series = read_pvd(&String::from_utf8_lossy(&pvd), c.frames_written).ok_or_else(|| {
+                    RunError::Refused(format!(
+                        "cannot resume: frames/{PVD_NAME} lists fewer than the checkpoint's {} frames",
+                        c.frames_written
+                    ))
+                })?;
+            }
             if !quiet {
                 println!("resuming {} at step {} of {}", dir_path.display(), c.step, outputs.plan.steps);
             }
@@ -488,6 +516,7 @@ fn step_loop(
         eprintln!("warning: cannot catch Ctrl-C ({e}); an interrupt will stop the run without a summary");
     }
     let plan = outputs.plan.clone();
+    let hook = interrupt::test_hook();
     let first = world.steps();
     let bar = if quiet { ProgressBar::hidden() } else { ProgressBar::new(plan.steps) };
     bar.set_style(
@@ -525,6 +554,14 @@ fn step_loop(
                 outputs.checkpoint(world)?;
             } else if flush {
                 outputs.flush_metrics()?;
+            }
+            if let Some((at, sig, twice)) = hook
+                && at == k
+            {
+                interrupt::raise(sig);
+                if twice {
+                    interrupt::raise(sig);
+                }
             }
             if k % tick == 0 {
                 bar.set_position(k);
@@ -597,6 +634,16 @@ fn step_loop(
             Ok(RunEnd::Finished)
         }
     }
+}
+
+/// The first `frames` entries of a `.pvd` index written by [`pvd_index`].
+fn read_pvd(text: &str, frames: u64) -> Option<Vec<(String, f64)>> {
+    let mut out = Vec::new();
+    for line in text.lines().filter(|l| l.starts_with("<DataSet ")).take(frames as usize) {
+        let field = |key: &str| line.split(&format!("{key}=\"")).nth(1)?.split('"').next();
+        out.push((field("file")?.to_owned(), field("timestep")?.parse().ok()?));
+    }
+    (out.len() as u64 == frames).then_some(out)
 }
 
 /// Writes `summary.json` (synced) and then the manifest with the final status.

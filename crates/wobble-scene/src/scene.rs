@@ -113,12 +113,15 @@ pub enum FrameFormat {
     Obj,
     /// Legacy VTK polydata (ASCII) for ParaView, with point data.
     Vtk,
+    /// VTK XML unstructured grid, binary and compressed, with a `.pvd` index of
+    /// the run for ParaView's time series.
+    Vtu,
 }
 
 impl FrameFormat {
     /// Every format with its name.
-    pub const ALL: [(FrameFormat, &'static str); 3] =
-        [(FrameFormat::Ply, "ply"), (FrameFormat::Obj, "obj"), (FrameFormat::Vtk, "vtk")];
+    pub const ALL: [(FrameFormat, &'static str); 4] =
+        [(FrameFormat::Ply, "ply"), (FrameFormat::Obj, "obj"), (FrameFormat::Vtk, "vtk"), (FrameFormat::Vtu, "vtu")];
 
     /// File extension.
     #[must_use]
@@ -127,6 +130,7 @@ impl FrameFormat {
             FrameFormat::Ply => "ply",
             FrameFormat::Obj => "obj",
             FrameFormat::Vtk => "vtk",
+            FrameFormat::Vtu => "vtu",
         }
     }
 }
@@ -529,7 +533,7 @@ fn read_output(t: &Table<'_, '_>) -> Result<OutputSpec, SceneError> {
         for v in items {
             let name = v.get_ref().as_str().ok_or_else(|| t.error(v.span(), "each format must be a string"))?;
             let format = FrameFormat::ALL.iter().find(|(_, n)| *n == name).map(|(f, _)| *f).ok_or_else(|| {
-                t.error(v.span(), format!("unknown frame format `{name}`")).with_help("choose from: ply, obj, vtk")
+                t.error(v.span(), format!("unknown frame format `{name}`")).with_help("choose from: ply, obj, vtk, vtu")
             })?;
             formats.push(format);
         }

@@ -191,6 +191,8 @@ impl OutDir {
     pub fn list(&self, sub: Sub) -> io::Result<Vec<String>> {
         let dup = rustix::io::dup(self.fd(sub)?).map_err(|e| named(&self.path, &sub.rel(""), "list", e))?;
         let mut dir = rustix::fs::Dir::new(dup).map_err(|e| named(&self.path, &sub.rel(""), "list", e))?;
+        // The duplicate shares the handle's position: start from the beginning.
+        dir.rewind();
         let mut names = Vec::new();
         while let Some(entry) = dir.read() {
             let entry = entry.map_err(|e| named(&self.path, &sub.rel(""), "list", e))?;

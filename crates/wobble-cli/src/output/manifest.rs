@@ -114,8 +114,13 @@ pub fn frame_digits(last: u64) -> usize {
 pub fn is_frame_name(name: &str, digits: usize, exts: &[String]) -> bool {
     let Some(rest) = name.strip_prefix("frame_") else { return false };
     let Some((number, ext)) = rest.split_once('.') else { return false };
+    // Polylines beside a PLY frame: `frame_N.lines.ply`.
+    let ext = if ext == "lines.ply" { "ply" } else { ext };
     number.len() == digits && number.bytes().all(|b| b.is_ascii_digit()) && exts.iter().any(|e| e == ext)
 }
+
+/// Name of the ParaView time-series index in `frames/` (VTU frames only).
+pub const PVD_NAME: &str = "series.pvd";
 
 /// Now, UTC, as RFC 3339 to the second.
 #[must_use]
@@ -158,6 +163,8 @@ mod tests {
         assert!(!is_frame_name("frame_00042.ply", 6, &["ply".into()]));
         assert!(!is_frame_name("frame_000042.obj", 6, &["ply".into()]));
         assert!(!is_frame_name("notes.txt", 6, &["ply".into()]));
+        assert!(is_frame_name("frame_000042.lines.ply", 6, &["ply".into()]));
+        assert!(!is_frame_name("frame_000042.lines.ply", 6, &["vtu".into()]));
     }
 
     #[test]
