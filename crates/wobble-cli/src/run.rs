@@ -172,6 +172,8 @@ struct Outputs {
     buf: Vec<u8>,
     last_flush: Instant,
     reserve: bool,
+    /// Wall time spent encoding and writing outputs while stepping, s.
+    writing: f64,
 }
 
 impl Outputs {
@@ -356,6 +358,7 @@ pub fn run(scene: &Scene, opts: &RunOptions) -> Result<RunEnd, RunError> {
         buf: Vec::new(),
         last_flush: Instant::now(),
         reserve: false,
+        writing: 0.0,
     };
     // The manifest first, synced: from here on the folder says whose it is.
     outputs.write_manifest(true).map_err(io_error)?;
@@ -454,6 +457,7 @@ pub fn resume(dir_path: &Path, quiet: bool) -> Result<RunEnd, RunError> {
         buf: Vec::new(),
         last_flush: Instant::now(),
         reserve: false,
+        writing: 0.0,
     };
     match checkpoint {
         Some(c) => {
@@ -543,6 +547,7 @@ fn step_loop(
                 break;
             }
             let mut flush = false;
+            let writes = Instant::now();
             if plan.frame_every > 0 && k % plan.frame_every == 0 {
                 outputs.write_frames(world)?;
                 flush = outputs.last_flush.elapsed().as_secs_f64() >= METRICS_FLUSH_SECONDS;
@@ -555,6 +560,7 @@ fn step_loop(
             } else if flush {
                 outputs.flush_metrics()?;
             }
+            outputs.writing += writes.elapsed().as_secs_f64();
             if let Some((at, sig, twice)) = hook
                 && at == k
             {
@@ -593,6 +599,8 @@ fn step_loop(
         "wall_seconds": wall,
         "steps": world.steps() - first,
         "steps_per_second": (world.steps() - first) as f64 / wall.max(1e-12),
+        "output_seconds": outputs.writing,
+        "output_share": outputs.writing / wall.max(1e-12),
         "threads": rayon::current_num_threads(),
         "peak_memory_mb": peak_memory_mb(),
     });
