@@ -137,7 +137,7 @@ impl Plan {
         let metrics_every =
             scene.output.metrics_every.unwrap_or_else(|| ((1.0 / (DEFAULT_METRICS_RATE * dt)).round() as u64).max(1));
         let checkpoint_every = scene.output.checkpoint_every.map_or(0, |s| ((s / dt).round() as u64).max(1));
-        let last_frame = if frame_every > 0 { steps / frame_every } else { 0 };
+        let last_frame = steps.checked_div(frame_every).unwrap_or(0);
         Plan {
             steps,
             frame_every,

@@ -196,7 +196,7 @@ fn interrupted_or_killed_runs_resume_bit_for_bit_for_every_integrator() {
             // A step in 1..119 that is a multiple of neither 7 (frames) nor 11
             // (checkpoints).
             let mut at = 1 + rng.below(118);
-            while at % 7 == 0 || at % 11 == 0 {
+            while at.is_multiple_of(7) || at.is_multiple_of(11) {
                 at = 1 + rng.below(118);
             }
             let what = format!("{integrator}, SIG{signal} after step {at}");

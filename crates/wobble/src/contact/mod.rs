@@ -274,7 +274,7 @@ impl Contacts {
     ) -> Result<(), crate::checkpoint::RestoreError> {
         let mut flat = Vec::new();
         input.u32s("excluded contact stencils", &mut flat)?;
-        if flat.len() % 4 != 0 {
+        if !flat.len().is_multiple_of(4) {
             return Err(crate::checkpoint::RestoreError::Invalid("excluded contact stencils"));
         }
         self.excluded = flat.chunks_exact(4).map(|c| [c[0], c[1], c[2], c[3]]).collect();

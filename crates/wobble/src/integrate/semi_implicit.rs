@@ -302,7 +302,7 @@ impl Integrator for SemiImplicit {
         self.a = BlockMatrix::with_pattern(n, &pairs);
         self.c = self.a.clone();
         input.u32s("the semi-implicit slots", &mut flat)?;
-        if flat.len() % 3 != 0 {
+        if !flat.len().is_multiple_of(3) {
             return Err(crate::checkpoint::RestoreError::Invalid("semi-implicit slots"));
         }
         self.slots = flat.chunks_exact(3).map(|c| (c[0], c[1], c[2])).collect();

@@ -28,7 +28,7 @@ pub use cg::{Cg, CgError, CgReport, CgSettings};
 /// (row, column) pairs from a flat list `[i0, j0, i1, j1, ...]` of a saved pattern
 /// over `n` block rows (for [`crate::checkpoint`]).
 pub(crate) fn pairs_of(flat: &[u32], n: usize) -> Result<Vec<(u32, u32)>, crate::checkpoint::RestoreError> {
-    if flat.len() % 2 != 0 || flat.iter().any(|&k| k as usize >= n) {
+    if !flat.len().is_multiple_of(2) || flat.iter().any(|&k| k as usize >= n) {
         return Err(crate::checkpoint::RestoreError::Invalid("sparse pattern"));
     }
     Ok(flat.chunks_exact(2).map(|c| (c[0], c[1])).collect())
