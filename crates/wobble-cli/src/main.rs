@@ -10,6 +10,7 @@ use wobble_scene::{Scene, SceneError, Source};
 
 mod experiments;
 mod image;
+mod interrupt;
 mod output;
 mod plot;
 mod render;
@@ -35,6 +36,7 @@ enum Command {
     /// Run a scene and write frames, metrics and a summary.
     Run {
         /// Scene file (default: the built-in default scene).
+        #[arg(conflicts_with = "resume")]
         scene: Option<PathBuf>,
         /// Simulated time, s (overrides the scene).
         #[arg(long, conflicts_with = "steps")]
@@ -51,6 +53,13 @@ enum Command {
         /// No progress bar.
         #[arg(long, short)]
         quiet: bool,
+        /// Replace the outputs of an earlier run in the output folder (only the
+        /// files its run.json proves are its own are removed).
+        #[arg(long, conflicts_with = "resume")]
+        overwrite: bool,
+        /// Continue the interrupted run in DIR from its checkpoint, bit for bit.
+        #[arg(long, value_name = "DIR", conflicts_with_all = ["duration", "steps", "out", "no_frames"])]
+        resume: Option<PathBuf>,
     },
     /// Check a scene file: parse it and build its world.
     Validate {
@@ -185,26 +194,38 @@ fn main() -> ExitCode {
         return ExitCode::from(2);
     }
     match cli.command {
-        Command::Run { scene, duration, steps, out, no_frames, quiet } => {
+        Command::Run { scene, duration, steps, out, no_frames, quiet, overwrite, resume } => {
             if let Some(d) = duration
                 && !(d.is_finite() && d >= 0.0)
             {
                 eprintln!("error: --duration {d} is invalid: give a simulated time in seconds, ≥ 0");
                 return ExitCode::from(2);
             }
-            let scene = match load_scene(scene.as_deref()) {
-                Ok(s) => s,
-                Err(e) => {
-                    report_scene_error(&e);
-                    return ExitCode::from(2);
+            let result = match resume {
+                Some(dir) => run::resume(&dir, quiet),
+                None => {
+                    let scene = match load_scene(scene.as_deref()) {
+                        Ok(s) => s,
+                        Err(e) => {
+                            report_scene_error(&e);
+                            return ExitCode::from(2);
+                        }
+                    };
+                    let opts = run::RunOptions { duration, steps, out, no_frames, quiet, overwrite };
+                    run::run(&scene, &opts)
                 }
             };
-            let opts = run::RunOptions { duration, steps, out, no_frames, quiet };
-            match run::run(&scene, &opts) {
+            match result {
                 Ok(run::RunEnd::Finished) => ExitCode::SUCCESS,
                 Ok(run::RunEnd::BlewUp) => ExitCode::from(3),
+                Ok(run::RunEnd::Interrupted(sig)) => ExitCode::from(interrupt::exit_code(sig)),
+                Ok(run::RunEnd::Failed) => ExitCode::from(1),
                 Err(run::RunError::Scene(e)) => {
                     report_scene_error(&e);
+                    ExitCode::from(2)
+                }
+                Err(run::RunError::Refused(msg)) => {
+                    eprintln!("error: {msg}");
                     ExitCode::from(2)
                 }
                 Err(run::RunError::Io(msg)) => {

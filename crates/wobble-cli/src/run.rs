@@ -1,4 +1,23 @@
 //! `wobble run` and `wobble info`.
+//!
+//! # The life of a run
+//! 1. **Folder.** The output folder is opened through a directory handle
+//!    ([`crate::output::dir`]); a folder holding another run's files is refused
+//!    unless `--overwrite` (which first removes only the files that run's manifest
+//!    proves are its own) or `--resume`. A non-empty folder without a manifest is
+//!    always refused: nothing in it can be proved to be wobble's.
+//! 2. **Manifest.** `run.json` (status `running`) is written and synced before
+//!    anything else, then `scene.toml`, the metrics header and frame 0.
+//! 3. **Steps.** Frames are written whole and renamed into place; metrics are
+//!    rewritten atomically at flush points; every `checkpoint_every` a checkpoint
+//!    (synced) and the manifest record the step.
+//! 4. **End.** Finished, blown up, interrupted (SIGINT/SIGTERM: the step in
+//!    progress completes, then metrics, a checkpoint and the summary are written)
+//!    or failed (an output could not be written: a reserve file is given back to
+//!    the disk so the summary and manifest can still say so). The summary
+//!    (`summary.json`) and the manifest are written last, synced.
+//!    Wall-clock figures go to `timing.json`, so that the summary and the metrics
+//!    of a resumed run are byte for byte those of an uninterrupted one.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -8,10 +27,17 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 use wobble::StepError;
 use wobble::integrate::IntegratorKind;
-use wobble_scene::{Built, Scene, SceneError};
+use wobble_scene::{Built, FrameFormat, Scene, SceneError, Source};
 
-use crate::output::frames::write_frame;
-use crate::output::metrics::MetricsWriter;
+use crate::interrupt;
+use crate::output::checkpoint::{CHECKPOINT_NAME, Checkpoint};
+use crate::output::dir::{OutDir, PARTIAL_SUFFIX, Sub};
+use crate::output::frames::{encode_frame, pvd_index, write_ply_lines};
+use crate::output::manifest::{
+    MANIFEST_FORMAT, MANIFEST_NAME, MANIFEST_VERSION, Manifest, PVD_NAME, Status, fnv1a64, frame_digits, frame_name,
+    is_frame_name, now_rfc3339,
+};
+use crate::output::metrics::MetricsTable;
 use crate::output::peak_memory_mb;
 
 /// Options of `wobble run`.
@@ -27,6 +53,8 @@ pub struct RunOptions {
     pub no_frames: bool,
     /// No progress bar.
     pub quiet: bool,
+    /// Replace an earlier run's outputs in the folder.
+    pub overwrite: bool,
 }
 
 /// How a run ended.
@@ -36,14 +64,20 @@ pub enum RunEnd {
     Finished,
     /// The simulation blew up (message printed, summary written).
     BlewUp,
+    /// A signal stopped it after a complete step (the signal's number).
+    Interrupted(i32),
+    /// An output could not be written (message printed, status `failed`).
+    Failed,
 }
 
-/// Why a run could not start or write.
+/// Why a run could not start.
 #[derive(Debug)]
 pub enum RunError {
     /// The scene does not build.
     Scene(SceneError),
-    /// An output could not be written.
+    /// The folder or its files cannot be used (a usage error: exit 2).
+    Refused(String),
+    /// An output could not be written before stepping began.
     Io(String),
 }
 
@@ -51,6 +85,17 @@ pub enum RunError {
 const DEFAULT_FPS: f64 = 25.0;
 /// Metrics rows per simulated second when the scene does not say.
 const DEFAULT_METRICS_RATE: f64 = 100.0;
+/// Wall-clock seconds between metrics flushes at frame times (checkpoints and the
+/// end always flush): bounds the cost of rewriting a long table.
+const METRICS_FLUSH_SECONDS: f64 = 1.0;
+/// Bytes set aside at the start and given back when the disk fills, so that the
+/// summary and manifest saying `failed` can still be written.
+const RESERVE_BYTES: usize = 256 * 1024;
+/// Name of the reserve file.
+const RESERVE_NAME: &str = ".wobble-reserve";
+/// Files of a run in its folder, besides `frames/`.
+const RUN_FILES: [&str; 7] =
+    [MANIFEST_NAME, "scene.toml", "metrics.csv", "summary.json", "timing.json", CHECKPOINT_NAME, RESERVE_NAME];
 
 /// The directory name for a scene's outputs.
 fn stem(scene: &Scene) -> String {
@@ -62,81 +107,563 @@ fn stem(scene: &Scene) -> String {
         .to_owned()
 }
 
-fn io(what: &str, path: &Path, e: impl std::fmt::Display) -> RunError {
-    RunError::Io(format!("cannot write {what} {}: {e}", path.display()))
+fn io_error(e: std::io::Error) -> RunError {
+    RunError::Io(e.to_string())
 }
 
-/// Runs `scene`, writing frames, `metrics.csv` and `summary.json`.
+/// What a run does, fixed at its start and kept in the manifest.
+#[derive(Clone, Debug)]
+struct Plan {
+    steps: u64,
+    frame_every: u64,
+    metrics_every: u64,
+    checkpoint_every: u64,
+    formats: Vec<FrameFormat>,
+    digits: usize,
+}
+
+impl Plan {
+    fn new(scene: &Scene, opts: &RunOptions) -> Plan {
+        let dt = scene.simulation.dt;
+        let steps = opts
+            .steps
+            .or_else(|| opts.duration.map(|d| (d / dt - 1e-9).ceil().max(0.0) as u64))
+            .unwrap_or_else(|| scene.simulation.total_steps());
+        let frame_every = if opts.no_frames {
+            0
+        } else {
+            scene.output.frame_every.unwrap_or_else(|| ((1.0 / (DEFAULT_FPS * dt)).round() as u64).max(1))
+        };
+        let metrics_every =
+            scene.output.metrics_every.unwrap_or_else(|| ((1.0 / (DEFAULT_METRICS_RATE * dt)).round() as u64).max(1));
+        let checkpoint_every = scene.output.checkpoint_every.map_or(0, |s| ((s / dt).round() as u64).max(1));
+        let last_frame = steps.checked_div(frame_every).unwrap_or(0);
+        Plan {
+            steps,
+            frame_every,
+            metrics_every,
+            checkpoint_every,
+            formats: scene.output.formats.clone(),
+            digits: frame_digits(last_frame),
+        }
+    }
+
+    fn from_manifest(m: &Manifest, formats: Vec<FrameFormat>) -> Plan {
+        Plan {
+            steps: m.steps_planned,
+            frame_every: m.frame_every,
+            metrics_every: m.metrics_every,
+            checkpoint_every: m.checkpoint_every,
+            formats,
+            digits: m.frame_digits,
+        }
+    }
+}
+
+/// The open outputs of a run.
+struct Outputs {
+    dir: OutDir,
+    manifest: Manifest,
+    plan: Plan,
+    metrics: MetricsTable,
+    frames: u64,
+    /// VTU frames and their times, for the `.pvd` index.
+    series: Vec<(String, f64)>,
+    buf: Vec<u8>,
+    last_flush: Instant,
+    reserve: bool,
+    /// Wall time spent encoding and writing outputs while stepping, s.
+    writing: f64,
+}
+
+impl Outputs {
+    fn write_manifest(&self, durable: bool) -> std::io::Result<()> {
+        let text = serde_json::to_string_pretty(&self.manifest).map_err(std::io::Error::other)? + "\n";
+        self.dir.write_atomic(Sub::Root, MANIFEST_NAME, text.as_bytes(), durable)
+    }
+
+    fn write_frames(&mut self, world: &wobble::World) -> std::io::Result<()> {
+        for &format in &self.plan.formats {
+            encode_frame(world, format, &mut self.buf)?;
+            let name = frame_name(self.frames, self.plan.digits, format.extension());
+            self.dir.write_atomic(Sub::Frames, &name, &self.buf, false)?;
+            if format == FrameFormat::Ply {
+                self.buf.clear();
+                if write_ply_lines(world, &mut self.buf)? {
+                    let name = frame_name(self.frames, self.plan.digits, "lines.ply");
+                    self.dir.write_atomic(Sub::Frames, &name, &self.buf, false)?;
+                }
+            }
+            if format == FrameFormat::Vtu {
+                self.series.push((name, world.time()));
+            }
+        }
+        self.frames += 1;
+        Ok(())
+    }
+
+    /// Writes the metrics table and the `.pvd` index as they stand.
+    fn flush_metrics(&mut self) -> std::io::Result<()> {
+        self.last_flush = Instant::now();
+        self.dir.write_atomic(Sub::Root, "metrics.csv", self.metrics.text().as_bytes(), false)?;
+        if self.plan.formats.contains(&FrameFormat::Vtu) && self.plan.frame_every > 0 {
+            self.dir.write_atomic(Sub::Frames, PVD_NAME, pvd_index(&self.series).as_bytes(), false)?;
+        }
+        Ok(())
+    }
+
+    /// Metrics, then the checkpoint (synced), then the manifest: a checkpoint on
+    /// disk always has the metrics rows up to its step beside it.
+    fn checkpoint(&mut self, world: &wobble::World) -> std::io::Result<()> {
+        self.flush_metrics()?;
+        let c = Checkpoint {
+            wobble_version: env!("CARGO_PKG_VERSION").into(),
+            scene_hash: u64::from_str_radix(&self.manifest.scene_hash, 16).unwrap_or(0),
+            step: world.steps(),
+            frames_written: self.frames,
+            state: world.save_state(),
+        };
+        self.dir.write_atomic(Sub::Root, CHECKPOINT_NAME, &c.encode(), true)?;
+        self.manifest.steps_done = world.steps();
+        self.manifest.frames_written = self.frames;
+        self.write_manifest(false)
+    }
+
+    fn give_back_reserve(&mut self) {
+        if self.reserve {
+            let _ = self.dir.remove_file(Sub::Root, RESERVE_NAME);
+            self.reserve = false;
+        }
+    }
+}
+
+/// Removes the files of the earlier run described by `m` (only those its manifest
+/// names or whose names follow its frame naming), the manifest last.
+fn remove_run(dir: &mut OutDir, m: &Manifest) -> std::io::Result<()> {
+    let partial = |name: &str| format!(".{name}{PARTIAL_SUFFIX}");
+    for name in m.files.iter().filter(|n| n.as_str() != MANIFEST_NAME && RUN_FILES.contains(&n.as_str())) {
+        dir.remove_file(Sub::Root, name)?;
+        dir.remove_file(Sub::Root, &partial(name))?;
+    }
+    if dir.open_frames_if_present()? {
+        for name in dir.list(Sub::Frames)? {
+            let bare = name.strip_prefix('.').and_then(|n| n.strip_suffix(PARTIAL_SUFFIX)).unwrap_or(&name);
+            if is_frame_name(bare, m.frame_digits, &m.frame_formats) || bare == PVD_NAME {
+                dir.remove_file(Sub::Frames, &name)?;
+            }
+        }
+        dir.remove_frames_dir_if_empty()?;
+    }
+    dir.remove_file(Sub::Root, &partial(MANIFEST_NAME))?;
+    dir.remove_file(Sub::Root, MANIFEST_NAME)
+}
+
+fn read_manifest(dir: &OutDir) -> Result<Option<Manifest>, RunError> {
+    let Some(bytes) = dir.read(Sub::Root, MANIFEST_NAME).map_err(|e| RunError::Refused(e.to_string()))? else {
+        return Ok(None);
+    };
+    let path = dir.path().join(MANIFEST_NAME);
+    let m: Manifest = serde_json::from_slice(&bytes).map_err(|e| {
+        RunError::Refused(format!("{} is not a wobble run manifest ({e}); choose another --out", path.display()))
+    })?;
+    if m.format != MANIFEST_FORMAT || m.format_version != MANIFEST_VERSION {
+        return Err(RunError::Refused(format!(
+            "{} has manifest format {} {}; this wobble writes {MANIFEST_FORMAT} {MANIFEST_VERSION}",
+            path.display(),
+            m.format,
+            m.format_version
+        )));
+    }
+    Ok(Some(m))
+}
+
+/// Opens the folder for a new run: empty, or holding an earlier run that
+/// `overwrite` allows to remove.
+fn open_fresh(out: &Path, overwrite: bool) -> Result<OutDir, RunError> {
+    let mut dir = OutDir::open(out).map_err(|e| RunError::Refused(e.to_string()))?;
+    let entries = dir.list(Sub::Root).map_err(|e| RunError::Refused(e.to_string()))?;
+    if entries.is_empty() {
+        return Ok(dir);
+    }
+    match read_manifest(&dir)? {
+        None => Err(RunError::Refused(format!(
+            "{} is not empty and holds no wobble run (no {MANIFEST_NAME}); wobble writes only into an empty folder or one of its own runs: choose another --out",
+            out.display()
+        ))),
+        Some(m) if !overwrite => Err(RunError::Refused(format!(
+            "{} holds the outputs of an earlier run of {} ({}, started {}); pass --overwrite to replace them or `wobble run --resume {}` to continue it",
+            out.display(),
+            m.scene,
+            m.status.name(),
+            m.started,
+            out.display()
+        ))),
+        Some(m) => {
+            remove_run(&mut dir, &m).map_err(|e| RunError::Refused(format!("--overwrite: {e}")))?;
+            let left = dir.list(Sub::Root).map_err(|e| RunError::Refused(e.to_string()))?;
+            if !left.is_empty() {
+                eprintln!(
+                    "warning: --overwrite left {} entries in {} that the earlier run did not write: {}",
+                    left.len(),
+                    out.display(),
+                    left.join(", ")
+                );
+            }
+            Ok(dir)
+        }
+    }
+}
+
+/// Runs `scene` into a new output folder, writing the manifest, frames,
+/// `metrics.csv`, checkpoints, `summary.json` and `timing.json`.
 pub fn run(scene: &Scene, opts: &RunOptions) -> Result<RunEnd, RunError> {
-    let Built { mut world, bodies } = scene.build().map_err(RunError::Scene)?;
-    for w in &world.warnings {
+    let built = scene.build().map_err(RunError::Scene)?;
+    for w in &built.world.warnings {
         eprintln!("warning: {w}");
     }
-    let sim = &scene.simulation;
-    let dt = sim.dt;
-    let steps = opts
-        .steps
-        .or_else(|| opts.duration.map(|d| (d / dt - 1e-9).ceil().max(0.0) as u64))
-        .unwrap_or_else(|| sim.total_steps());
     let out = opts.out.clone().unwrap_or_else(|| PathBuf::from("out").join(stem(scene)));
-    let frames_dir = out.join("frames");
-    std::fs::create_dir_all(&out).map_err(|e| io("directory", &out, e))?;
-    let frame_every = if opts.no_frames {
-        0
-    } else {
-        scene.output.frame_every.unwrap_or_else(|| ((1.0 / (DEFAULT_FPS * dt)).round() as u64).max(1))
+    let dir = open_fresh(&out, opts.overwrite)?;
+    let plan = Plan::new(scene, opts);
+    let manifest = Manifest {
+        format: MANIFEST_FORMAT.into(),
+        format_version: MANIFEST_VERSION,
+        wobble_version: env!("CARGO_PKG_VERSION").into(),
+        scene: scene.source.name.clone(),
+        scene_dir: std::path::absolute(&scene.base_dir)
+            .unwrap_or_else(|_| scene.base_dir.clone())
+            .display()
+            .to_string(),
+        scene_hash: format!("{:016x}", fnv1a64(scene.source.text.as_bytes())),
+        command_line: std::env::args().collect(),
+        started: now_rfc3339(),
+        status: Status::Running,
+        error: None,
+        steps_planned: plan.steps,
+        steps_done: 0,
+        frames_written: 0,
+        frame_every: plan.frame_every,
+        metrics_every: plan.metrics_every,
+        checkpoint_every: plan.checkpoint_every,
+        frame_formats: plan.formats.iter().map(|f| f.extension().to_owned()).collect(),
+        frame_digits: plan.digits,
+        files: RUN_FILES.iter().map(|s| (*s).to_owned()).collect(),
     };
-    if frame_every > 0 {
-        std::fs::create_dir_all(&frames_dir).map_err(|e| io("directory", &frames_dir, e))?;
+    let mut outputs = Outputs {
+        dir,
+        manifest,
+        plan,
+        metrics: MetricsTable::new(),
+        frames: 0,
+        series: Vec::new(),
+        buf: Vec::new(),
+        last_flush: Instant::now(),
+        reserve: false,
+        writing: 0.0,
+    };
+    // The manifest first, synced: from here on the folder says whose it is.
+    outputs.write_manifest(true).map_err(io_error)?;
+    outputs.dir.write_atomic(Sub::Root, "scene.toml", scene.source.text.as_bytes(), false).map_err(io_error)?;
+    outputs.dir.write_atomic(Sub::Root, RESERVE_NAME, &vec![0u8; RESERVE_BYTES], false).map_err(io_error)?;
+    outputs.reserve = true;
+    if outputs.plan.frame_every > 0 {
+        outputs.dir.open_frames().map_err(io_error)?;
     }
-    let metrics_every =
-        scene.output.metrics_every.unwrap_or_else(|| ((1.0 / (DEFAULT_METRICS_RATE * dt)).round() as u64).max(1));
-    let metrics_path = out.join("metrics.csv");
-    let mut metrics = MetricsWriter::create(&metrics_path).map_err(|e| io("metrics", &metrics_path, e))?;
-    let mut frames = 0u64;
-    let write_frames = |world: &wobble::World, frames: &mut u64| -> Result<(), RunError> {
-        for &format in &scene.output.formats {
-            let path = frames_dir.join(format!("frame_{:05}.{}", *frames, format.extension()));
-            write_frame(world, format, &path).map_err(|e| io("frame", &path, e))?;
+    let Built { world, bodies } = built;
+    let mut world = world;
+    let start = (|| {
+        if outputs.plan.frame_every > 0 {
+            outputs.write_frames(&world)?;
         }
-        *frames += 1;
-        Ok(())
-    };
-    if frame_every > 0 {
-        write_frames(&world, &mut frames)?;
+        outputs.metrics.row(&world.metrics());
+        outputs.flush_metrics()
+    })();
+    if let Err(e) = start {
+        return Ok(fail(&mut outputs, scene, &world, &bodies, &e.to_string()));
     }
-    metrics.row(&world.metrics()).map_err(|e| io("metrics", &metrics_path, e))?;
-    let bar = if opts.quiet { ProgressBar::hidden() } else { ProgressBar::new(steps) };
+    step_loop(scene, &mut world, &bodies, &mut outputs, opts.quiet)
+}
+
+/// Continues the run in `dir` from its checkpoint (or from the start when it has
+/// none yet), bit for bit as if it had never stopped.
+pub fn resume(dir_path: &Path, quiet: bool) -> Result<RunEnd, RunError> {
+    let refused = |e: std::io::Error| RunError::Refused(e.to_string());
+    if !dir_path.is_dir() {
+        return Err(RunError::Refused(format!("{} is not a folder written by `wobble run`", dir_path.display())));
+    }
+    let mut dir = OutDir::open(dir_path).map_err(refused)?;
+    let Some(mut manifest) = read_manifest(&dir)? else {
+        return Err(RunError::Refused(format!(
+            "{} holds no {MANIFEST_NAME}: it is not a wobble run folder, so there is nothing to resume",
+            dir_path.display()
+        )));
+    };
+    match manifest.status {
+        Status::Finished => {
+            return Err(RunError::Refused(format!(
+                "the run in {} has finished; there is nothing to resume",
+                dir_path.display()
+            )));
+        }
+        Status::BlewUp => {
+            return Err(RunError::Refused(format!(
+                "the run in {} blew up; resuming would blow up again: change the scene and run it anew",
+                dir_path.display()
+            )));
+        }
+        Status::Running | Status::Interrupted | Status::Failed => {}
+    }
+    let text = dir
+        .read(Sub::Root, "scene.toml")
+        .map_err(refused)?
+        .ok_or_else(|| RunError::Refused(format!("{} has no scene.toml to resume from", dir_path.display())))?;
+    let hash = fnv1a64(&text);
+    if format!("{hash:016x}") != manifest.scene_hash {
+        return Err(RunError::Refused(format!(
+            "{}/scene.toml has changed since the run started (hash {hash:016x}, manifest {}); run the scene anew",
+            dir_path.display(),
+            manifest.scene_hash
+        )));
+    }
+    let text = String::from_utf8(text).map_err(|_| RunError::Refused("scene.toml is not UTF-8".into()))?;
+    let scene = Scene::parse(Source::new(manifest.scene.clone(), text), PathBuf::from(&manifest.scene_dir))
+        .map_err(RunError::Scene)?;
+    let mut formats = Vec::new();
+    for ext in &manifest.frame_formats {
+        let f = FrameFormat::ALL.iter().find(|(f, _)| f.extension() == ext).map(|(f, _)| *f).ok_or_else(|| {
+            RunError::Refused(format!("{MANIFEST_NAME} names frame format `{ext}`, which this wobble does not write"))
+        })?;
+        formats.push(f);
+    }
+    let Built { mut world, bodies } = scene.build().map_err(RunError::Scene)?;
+    let plan = Plan::from_manifest(&manifest, formats);
+    let checkpoint = match dir.read(Sub::Root, CHECKPOINT_NAME).map_err(refused)? {
+        Some(bytes) => Some(Checkpoint::decode(&bytes, hash).map_err(|e| {
+            RunError::Refused(format!("cannot resume from {}: {e}", dir_path.join(CHECKPOINT_NAME).display()))
+        })?),
+        None => None,
+    };
+    if plan.frame_every > 0 {
+        dir.open_frames().map_err(refused)?;
+    }
+    manifest.status = Status::Running;
+    manifest.error = None;
+    let mut outputs = Outputs {
+        dir,
+        manifest,
+        plan,
+        metrics: MetricsTable::new(),
+        frames: 0,
+        series: Vec::new(),
+        buf: Vec::new(),
+        last_flush: Instant::now(),
+        reserve: false,
+        writing: 0.0,
+    };
+    match checkpoint {
+        Some(c) => {
+            world.restore_state(&c.state).map_err(|e| {
+                RunError::Refused(format!("cannot resume from {}: {e}", dir_path.join(CHECKPOINT_NAME).display()))
+            })?;
+            let csv = outputs.dir.read(Sub::Root, "metrics.csv").map_err(refused)?.unwrap_or_default();
+            let csv = String::from_utf8(csv).map_err(|_| RunError::Refused("metrics.csv is not UTF-8".into()))?;
+            outputs.metrics = MetricsTable::resume(&csv, c.step).map_err(|e| {
+                RunError::Refused(format!("cannot resume: {}: {e}", dir_path.join("metrics.csv").display()))
+            })?;
+            outputs.frames = c.frames_written;
+            if outputs.plan.formats.contains(&FrameFormat::Vtu) && outputs.plan.frame_every > 0 {
+                let pvd = outputs.dir.read(Sub::Frames, PVD_NAME).map_err(refused)?.unwrap_or_default();
+                outputs.series = read_pvd(&String::from_utf8_lossy(&pvd), c.frames_written).ok_or_else(|| {
+                    RunError::Refused(format!(
+                        "cannot resume: frames/{PVD_NAME} lists fewer than the checkpoint's {} frames",
+                        c.frames_written
+                    ))
+                })?;
+            }
+            if !quiet {
+                println!("resuming {} at step {} of {}", dir_path.display(), c.step, outputs.plan.steps);
+            }
+        }
+        None => {
+            if !quiet {
+                println!("{} has no checkpoint yet: running it again from the start", dir_path.display());
+            }
+        }
+    }
+    outputs.write_manifest(true).map_err(io_error)?;
+    outputs.dir.write_atomic(Sub::Root, RESERVE_NAME, &vec![0u8; RESERVE_BYTES], false).map_err(io_error)?;
+    outputs.reserve = true;
+    if world.steps() == 0 {
+        let start = (|| {
+            if outputs.plan.frame_every > 0 {
+                outputs.write_frames(&world)?;
+            }
+            outputs.metrics.row(&world.metrics());
+            outputs.flush_metrics()
+        })();
+        if let Err(e) = start {
+            return Ok(fail(&mut outputs, &scene, &world, &bodies, &e.to_string()));
+        }
+    }
+    step_loop(&scene, &mut world, &bodies, &mut outputs, quiet)
+}
+
+/// Steps from the world's current step to the plan's last, then writes the
+/// summary; every write error ends the run as `failed`.
+fn step_loop(
+    scene: &Scene,
+    world: &mut wobble::World,
+    bodies: &[wobble_scene::BuiltBody],
+    outputs: &mut Outputs,
+    quiet: bool,
+) -> Result<RunEnd, RunError> {
+    if let Err(e) = interrupt::install() {
+        eprintln!("warning: cannot catch Ctrl-C ({e}); an interrupt will stop the run without a summary");
+    }
+    let plan = outputs.plan.clone();
+    let hook = interrupt::test_hook();
+    let first = world.steps();
+    let bar = if quiet { ProgressBar::hidden() } else { ProgressBar::new(plan.steps) };
     bar.set_style(
         ProgressStyle::with_template("{spinner} {bar:40} {pos}/{len} steps  {per_sec}  eta {eta}  {msg}")
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
-    let tick = (steps / 200).max(1);
-    let start = Instant::now();
+    bar.set_position(first);
+    let tick = (plan.steps / 200).max(1);
+    let clock = Instant::now();
     let mut failure: Option<String> = None;
-    for k in 1..=steps {
-        if let Err(e) = world.step() {
-            failure = Some(e.to_string());
-            if let StepError::BlowUp(_) = e {
-                // Keep the last metrics row that shows the run-away.
-                let _ = metrics.row(&world.metrics());
+    let mut signal = None;
+    let written: std::io::Result<()> = (|| {
+        for k in first + 1..=plan.steps {
+            if let Some(sig) = interrupt::requested() {
+                signal = Some(sig);
+                break;
             }
-            break;
+            if let Err(e) = world.step() {
+                failure = Some(e.to_string());
+                if let StepError::BlowUp(_) = e {
+                    // Keep the last metrics row that shows the run-away.
+                    outputs.metrics.row(&world.metrics());
+                }
+                break;
+            }
+            let mut flush = false;
+            let writes = Instant::now();
+            if plan.frame_every > 0 && k % plan.frame_every == 0 {
+                outputs.write_frames(world)?;
+                flush = outputs.last_flush.elapsed().as_secs_f64() >= METRICS_FLUSH_SECONDS;
+            }
+            if k % plan.metrics_every == 0 {
+                outputs.metrics.row(&world.metrics());
+            }
+            if plan.checkpoint_every > 0 && k % plan.checkpoint_every == 0 && k < plan.steps {
+                outputs.checkpoint(world)?;
+            } else if flush {
+                outputs.flush_metrics()?;
+            }
+            outputs.writing += writes.elapsed().as_secs_f64();
+            if let Some((at, sig, twice)) = hook
+                && at == k
+            {
+                interrupt::raise(sig);
+                if twice {
+                    interrupt::raise(sig);
+                }
+            }
+            if k % tick == 0 {
+                bar.set_position(k);
+                bar.set_message(format!("t = {:.3} s", world.time()));
+            }
         }
-        if frame_every > 0 && k % frame_every == 0 {
-            write_frames(&world, &mut frames)?;
+        // A signal that arrived during the last step still counts.
+        if signal.is_none() && failure.is_none() && world.steps() < plan.steps {
+            signal = interrupt::requested();
         }
-        if k % metrics_every == 0 {
-            metrics.row(&world.metrics()).map_err(|e| io("metrics", &metrics_path, e))?;
+        if signal.is_some() {
+            outputs.checkpoint(world)?;
+        } else {
+            outputs.flush_metrics()?;
         }
-        if k % tick == 0 {
-            bar.set_position(k);
-            bar.set_message(format!("t = {:.3} s", world.time()));
+        Ok(())
+    })();
+    bar.finish_and_clear();
+    let wall = clock.elapsed().as_secs_f64();
+    if let Err(e) = written {
+        return Ok(fail(outputs, scene, world, bodies, &e.to_string()));
+    }
+    let status = match (&failure, signal) {
+        (Some(_), _) => Status::BlewUp,
+        (None, Some(_)) => Status::Interrupted,
+        (None, None) => Status::Finished,
+    };
+    let timing = json!({
+        "wall_seconds": wall,
+        "steps": world.steps() - first,
+        "steps_per_second": (world.steps() - first) as f64 / wall.max(1e-12),
+        "output_seconds": outputs.writing,
+        "output_share": outputs.writing / wall.max(1e-12),
+        "threads": rayon::current_num_threads(),
+        "peak_memory_mb": peak_memory_mb(),
+    });
+    let finished = (|| {
+        let text = serde_json::to_string_pretty(&timing).map_err(std::io::Error::other)? + "\n";
+        outputs.dir.write_atomic(Sub::Root, "timing.json", text.as_bytes(), false)?;
+        write_summary(outputs, scene, world, bodies, status, failure.as_deref())
+    })();
+    if let Err(e) = finished {
+        return Ok(fail(outputs, scene, world, bodies, &e.to_string()));
+    }
+    match (failure, signal) {
+        (Some(msg), _) => {
+            eprintln!("error: {msg}");
+            eprintln!("outputs up to the failure are in {}", outputs.dir.path().display());
+            Ok(RunEnd::BlewUp)
+        }
+        (None, Some(sig)) => {
+            eprintln!(
+                "interrupted after step {} of {}; the outputs up to it and a checkpoint are in {}: continue with `wobble run --resume {}`",
+                world.steps(),
+                plan.steps,
+                outputs.dir.path().display(),
+                outputs.dir.path().display()
+            );
+            Ok(RunEnd::Interrupted(sig))
+        }
+        (None, None) => {
+            if !quiet {
+                println!(
+                    "{} steps ({:.3} s simulated) in {wall:.2} s: {:.0} steps/s; {} frames, metrics and summary in {}",
+                    world.steps() - first,
+                    world.time(),
+                    (world.steps() - first) as f64 / wall.max(1e-12),
+                    outputs.frames,
+                    outputs.dir.path().display()
+                );
+            }
+            Ok(RunEnd::Finished)
         }
     }
-    bar.finish_and_clear();
-    let wall = start.elapsed().as_secs_f64();
-    metrics.finish().map_err(|e| io("metrics", &metrics_path, e))?;
+}
+
+/// The first `frames` entries of a `.pvd` index written by [`pvd_index`].
+fn read_pvd(text: &str, frames: u64) -> Option<Vec<(String, f64)>> {
+    let mut out = Vec::new();
+    for line in text.lines().filter(|l| l.starts_with("<DataSet ")).take(frames as usize) {
+        let field = |key: &str| line.split(&format!("{key}=\"")).nth(1)?.split('"').next();
+        out.push((field("file")?.to_owned(), field("timestep")?.parse().ok()?));
+    }
+    (out.len() as u64 == frames).then_some(out)
+}
+
+/// Writes `summary.json` (synced) and then the manifest with the final status.
+fn write_summary(
+    outputs: &mut Outputs,
+    scene: &Scene,
+    world: &wobble::World,
+    bodies: &[wobble_scene::BuiltBody],
+    status: Status,
+    error: Option<&str>,
+) -> std::io::Result<()> {
+    let sim = &scene.simulation;
     let last = world.metrics();
     let bodies_json: Vec<_> = bodies
         .iter()
@@ -152,49 +679,59 @@ pub fn run(scene: &Scene, opts: &RunOptions) -> Result<RunEnd, RunError> {
             })
         })
         .collect();
+    let last_frame = outputs.frames.checked_sub(1);
     let summary = json!({
         "scene": scene.source.name,
-        "scene_dir": std::path::absolute(&scene.base_dir).unwrap_or_else(|_| scene.base_dir.clone()),
-        "status": if failure.is_some() { "blew-up" } else { "finished" },
-        "error": failure,
+        "scene_dir": outputs.manifest.scene_dir,
+        "status": status.name(),
+        "error": error,
         "integrator": sim.integrator.name(),
-        "dt": dt,
+        "dt": sim.dt,
         "steps": world.steps(),
+        "steps_planned": outputs.plan.steps,
         "time": world.time(),
-        "wall_seconds": wall,
-        "steps_per_second": world.steps() as f64 / wall.max(1e-12),
-        "threads": rayon::current_num_threads(),
         "particles": world.state.len(),
         "springs": world.segments().len(),
-        "frames": frames,
-        "frame_every": frame_every,
-        "metrics_every": metrics_every,
+        "frames": outputs.frames,
+        "last_frame": last_frame.map(|k| frame_name(k, outputs.plan.digits, "*")),
+        "frame_every": outputs.plan.frame_every,
+        "metrics_every": outputs.plan.metrics_every,
         "bodies": bodies_json,
         "max_strain": last.strain_max,
         "final": last,
-        "peak_memory_mb": peak_memory_mb(),
     });
-    // The scene itself, so that the run can be rendered or repeated later.
-    let scene_copy = out.join("scene.toml");
-    std::fs::write(&scene_copy, scene.source.text.as_bytes()).map_err(|e| io("scene copy", &scene_copy, e))?;
-    let summary_path = out.join("summary.json");
-    let text = serde_json::to_string_pretty(&summary).map_err(|e| io("summary", &summary_path, e))?;
-    std::fs::write(&summary_path, text + "\n").map_err(|e| io("summary", &summary_path, e))?;
-    if let Some(msg) = failure {
-        eprintln!("error: {msg}");
-        eprintln!("outputs up to the failure are in {}", out.display());
-        return Ok(RunEnd::BlewUp);
-    }
-    if !opts.quiet {
-        println!(
-            "{} steps ({:.3} s simulated) in {wall:.2} s: {:.0} steps/s; {frames} frames, metrics and summary in {}",
+    let text = serde_json::to_string_pretty(&summary).map_err(std::io::Error::other)? + "\n";
+    outputs.give_back_reserve();
+    outputs.dir.write_atomic(Sub::Root, "summary.json", text.as_bytes(), true)?;
+    outputs.manifest.status = status;
+    outputs.manifest.error = error.map(str::to_owned);
+    outputs.manifest.steps_done = world.steps();
+    outputs.manifest.frames_written = outputs.frames;
+    outputs.write_manifest(true)
+}
+
+/// Ends a run whose output could not be written: gives the reserve back to the
+/// disk, then records status `failed` in the summary and the manifest. Earlier
+/// files are untouched (every write goes to a temporary file first).
+fn fail(
+    outputs: &mut Outputs,
+    scene: &Scene,
+    world: &wobble::World,
+    bodies: &[wobble_scene::BuiltBody],
+    msg: &str,
+) -> RunEnd {
+    outputs.give_back_reserve();
+    eprintln!("error: {msg}");
+    if let Err(e) = write_summary(outputs, scene, world, bodies, Status::Failed, Some(msg)) {
+        eprintln!("error: cannot record the failure either: {e}");
+    } else {
+        eprintln!(
+            "the run stopped at step {}; the files written before are complete in {} (status `failed` in {MANIFEST_NAME})",
             world.steps(),
-            world.time(),
-            world.steps() as f64 / wall.max(1e-12),
-            out.display()
+            outputs.dir.path().display()
         );
     }
-    Ok(RunEnd::Finished)
+    RunEnd::Failed
 }
 
 /// The text of `wobble info`.

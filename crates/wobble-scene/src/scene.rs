@@ -113,12 +113,15 @@ pub enum FrameFormat {
     Obj,
     /// Legacy VTK polydata (ASCII) for ParaView, with point data.
     Vtk,
+    /// VTK XML unstructured grid, binary and compressed, with a `.pvd` index of
+    /// the run for ParaView's time series.
+    Vtu,
 }
 
 impl FrameFormat {
     /// Every format with its name.
-    pub const ALL: [(FrameFormat, &'static str); 3] =
-        [(FrameFormat::Ply, "ply"), (FrameFormat::Obj, "obj"), (FrameFormat::Vtk, "vtk")];
+    pub const ALL: [(FrameFormat, &'static str); 4] =
+        [(FrameFormat::Ply, "ply"), (FrameFormat::Obj, "obj"), (FrameFormat::Vtk, "vtk"), (FrameFormat::Vtu, "vtu")];
 
     /// File extension.
     #[must_use]
@@ -127,6 +130,7 @@ impl FrameFormat {
             FrameFormat::Ply => "ply",
             FrameFormat::Obj => "obj",
             FrameFormat::Vtk => "vtk",
+            FrameFormat::Vtu => "vtu",
         }
     }
 }
@@ -142,6 +146,9 @@ pub struct OutputSpec {
     /// Write a metrics row every this many steps (default: 100 rows per simulated
     /// second, at least every step).
     pub metrics_every: Option<u64>,
+    /// Write a checkpoint every this many simulated seconds (rounded to whole
+    /// steps; default: none, only when interrupted).
+    pub checkpoint_every: Option<f64>,
 }
 
 /// One `[[body]]`.
@@ -382,7 +389,12 @@ impl Scene {
         };
         let output = match root.table("output")? {
             Some(t) => read_output(&t)?,
-            None => OutputSpec { frame_every: None, formats: vec![FrameFormat::Ply], metrics_every: None },
+            None => OutputSpec {
+                frame_every: None,
+                formats: vec![FrameFormat::Ply],
+                metrics_every: None,
+                checkpoint_every: None,
+            },
         };
         let mut bodies = Vec::new();
         for mut t in root.tables("body")? {
@@ -512,12 +524,16 @@ fn read_output(t: &Table<'_, '_>) -> Result<OutputSpec, SceneError> {
         }
         v => v.map(|v| v as u64),
     };
+    let checkpoint_every = match t.f64("checkpoint_every")? {
+        Some(_) => Some(t.positive("checkpoint_every", None, "s of simulated time")?),
+        None => None,
+    };
     let mut formats = Vec::new();
     if let Some(items) = t.array("formats")? {
         for v in items {
             let name = v.get_ref().as_str().ok_or_else(|| t.error(v.span(), "each format must be a string"))?;
             let format = FrameFormat::ALL.iter().find(|(_, n)| *n == name).map(|(f, _)| *f).ok_or_else(|| {
-                t.error(v.span(), format!("unknown frame format `{name}`")).with_help("choose from: ply, obj, vtk")
+                t.error(v.span(), format!("unknown frame format `{name}`")).with_help("choose from: ply, obj, vtk, vtu")
             })?;
             formats.push(format);
         }
@@ -525,7 +541,7 @@ fn read_output(t: &Table<'_, '_>) -> Result<OutputSpec, SceneError> {
         formats.push(FrameFormat::Ply);
     }
     t.finish()?;
-    Ok(OutputSpec { frame_every, formats, metrics_every })
+    Ok(OutputSpec { frame_every, formats, metrics_every, checkpoint_every })
 }
 
 /// Reads `law` and its parameters (`a1`, `k1`, `a2`, `k2`, `jacobian_damping` for the

@@ -31,6 +31,7 @@
 //! `wobble-cli` crates.
 
 pub mod build;
+pub mod checkpoint;
 pub mod constraint;
 pub mod contact;
 pub mod force;

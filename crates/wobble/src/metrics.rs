@@ -39,8 +39,6 @@ pub struct Metrics {
     pub iterations: u32,
     /// Linear-solver relative residual in the last step.
     pub residual: f64,
-    /// Candidate contact pairs from the broad phase in the last step.
-    pub contact_pairs: usize,
     /// Pairs closer than their contact distance at the end of the last step.
     pub contact_proximity: usize,
     /// Collisions found by continuous detection in the last step.
@@ -138,7 +136,6 @@ pub fn measure(world: &World) -> Metrics {
         volume: (!volumes.is_empty()).then(|| volumes.iter().sum()),
         iterations: report.iterations,
         residual: report.residual,
-        contact_pairs: contact.pairs,
         contact_proximity: contact.proximity,
         ccd_hits: contact.ccd_hits,
         impact_zone_rounds: contact.zone_rounds,

@@ -21,6 +21,7 @@
 
 use glam::DVec3;
 
+use crate::checkpoint::{RestoreError, StateReader, StateWriter, expect_eq};
 use crate::constraint::{Constraint, ConstraintContext};
 use crate::contact::{ContactReport, Contacts};
 use crate::force::{
@@ -40,6 +41,9 @@ pub const DEFAULT_DT: f64 = 1e-3;
 /// world's energy scale (see [`World::energy_scale`]). Unstable integration grows
 /// exponentially, so the step at which it is crossed hardly depends on the factor.
 pub const RUNAWAY_FACTOR: f64 = 1e4;
+/// First field of [`World::save_state`]: what the bytes are and their layout's
+/// version (raise it when the layout changes).
+const STATE_TAG: &str = "wobble-world-state/1";
 /// Reference acceleration in the energy scale, m/s² (standard gravity).
 const ENERGY_SCALE_ACCELERATION: f64 = 9.81;
 
@@ -389,6 +393,182 @@ impl World {
             return Err(StepError::BlowUp(blow_up));
         }
         Ok(report)
+    }
+
+    /// The world's mutable state as bytes: everything a world freshly built from
+    /// the same scene needs to continue bit for bit (see [`crate::checkpoint`]).
+    /// A halted world saves as it stands; restoring it does not halt the copy.
+    #[must_use]
+    pub fn save_state(&self) -> Vec<u8> {
+        let mut w = StateWriter::new();
+        w.str(STATE_TAG);
+        w.usize(self.state.len());
+        w.str(self.params.integrator.name());
+        w.f64(self.params.dt);
+        w.f64(self.params.verlet_drag);
+        w.u32(self.params.constraint_iterations);
+        w.f64(self.time);
+        w.u64(self.steps);
+        w.f64(self.energy_scale);
+        w.vec3s(&self.state.x);
+        w.vec3s(&self.state.v);
+        w.quats(&self.state.q);
+        w.vec3s(&self.state.w);
+        w.bools(&self.particles.pinned);
+        w.bools(&self.pickable);
+        w.u32(self.report.iterations);
+        w.f64(self.report.residual);
+        w.bool(self.report.definite_fallback);
+        let t = self.contact_totals;
+        for v in [t.ccd_steps, t.zone_steps, t.frozen_steps, t.failsafe_steps, t.ccd_hits] {
+            w.u64(v);
+        }
+        w.f64(self.drag.params.stiffness);
+        w.f64(self.drag.params.damping);
+        match &self.drag.grab {
+            Some(g) => {
+                w.bool(true);
+                w.usize(g.particle);
+                w.vec3(g.cursor);
+                w.vec3(g.cursor_velocity);
+            }
+            None => w.bool(false),
+        }
+        w.usize(self.scripts.len());
+        for s in &self.scripts {
+            w.bool(s.done);
+            match s.grabbed {
+                Some((i, from)) => {
+                    w.bool(true);
+                    w.usize(i);
+                    w.vec3(from);
+                }
+                None => w.bool(false),
+            }
+        }
+        let params = self.parameters();
+        w.usize(params.len());
+        for p in &params {
+            w.str(&p.key);
+            w.f64(p.value);
+        }
+        let mut inner = StateWriter::new();
+        self.integrator.save_state(&mut inner);
+        w.bytes(&inner.into_bytes());
+        self.contacts.save_state(&mut w);
+        w.into_bytes()
+    }
+
+    /// Puts state saved by [`World::save_state`] into this world, which must be
+    /// built from the same scene (same particles, integrator, parameters' keys).
+    /// On error the world is left as it was.
+    pub fn restore_state(&mut self, bytes: &[u8]) -> Result<(), RestoreError> {
+        // Restore into a copy of the plain parts first, so that an error leaves
+        // the world untouched; the integrator is swapped in only at the end.
+        let mut r = StateReader::new(bytes);
+        expect_eq("the state's tag", r.str("tag")?.as_str(), STATE_TAG)?;
+        let n = self.state.len();
+        expect_eq("the particle count", r.usize("particle count", usize::MAX)?, n)?;
+        expect_eq("the integrator", r.str("integrator")?.as_str(), self.params.integrator.name())?;
+        let dt = r.f64("dt")?;
+        expect_eq("dt", dt.to_bits(), self.params.dt.to_bits()).map_err(|_| RestoreError::Mismatch {
+            what: "dt",
+            saved: dt.to_string(),
+            here: self.params.dt.to_string(),
+        })?;
+        let verlet_drag = r.f64("Verlet drag")?;
+        let constraint_iterations = r.u32("constraint iterations")?;
+        let time = r.f64("time")?;
+        let steps = r.u64("step count")?;
+        let energy_scale = r.f64("energy scale")?;
+        let mut state = State::default();
+        r.vec3s("positions", Some(n), &mut state.x)?;
+        r.vec3s("velocities", Some(n), &mut state.v)?;
+        r.quats("orientations", Some(n), &mut state.q)?;
+        r.vec3s("angular velocities", Some(n), &mut state.w)?;
+        let (mut pinned, mut pickable) = (Vec::new(), Vec::new());
+        r.bools("pin flags", Some(n), &mut pinned)?;
+        r.bools("pickable flags", Some(n), &mut pickable)?;
+        let report = StepReport {
+            iterations: r.u32("solver iterations")?,
+            residual: r.f64("solver residual")?,
+            definite_fallback: r.bool("definite fallback")?,
+            ..StepReport::default()
+        };
+        let mut totals = [0u64; 5];
+        for v in &mut totals {
+            *v = r.u64("contact totals")?;
+        }
+        let drag_params = DragSpringParams { stiffness: r.f64("drag stiffness")?, damping: r.f64("drag damping")? };
+        let grab = if r.bool("drag grab")? {
+            let particle = r.usize("grabbed particle", n.saturating_sub(1))?;
+            Some(crate::force::pointer::Grab {
+                particle,
+                cursor: r.vec3("drag cursor")?,
+                cursor_velocity: r.vec3("drag cursor velocity")?,
+            })
+        } else {
+            None
+        };
+        expect_eq("the number of scripted drags", r.usize("scripted drags", usize::MAX)?, self.scripts.len())?;
+        let mut scripts = Vec::with_capacity(self.scripts.len());
+        for _ in 0..self.scripts.len() {
+            let done = r.bool("scripted drag progress")?;
+            let grabbed = if r.bool("scripted drag grab")? {
+                Some((r.usize("scripted drag particle", n.saturating_sub(1))?, r.vec3("scripted drag start")?))
+            } else {
+                None
+            };
+            scripts.push((done, grabbed));
+        }
+        let here = self.parameters();
+        expect_eq("the number of live parameters", r.usize("parameters", usize::MAX)?, here.len())?;
+        let mut changed = Vec::new();
+        for p in &here {
+            let key = r.str("parameter name")?;
+            expect_eq("a parameter's name", key.as_str(), p.key.as_str())?;
+            let value = r.f64("parameter value")?;
+            if value.to_bits() != p.value.to_bits() {
+                changed.push((key, value));
+            }
+        }
+        let mut integrator = self.params.integrator.create_with(verlet_drag, self.solver);
+        let blob = r.bytes("integrator state")?;
+        let mut inner = StateReader::new(blob);
+        integrator.restore_state(&mut inner)?;
+        inner.finish()?;
+        let mut contacts = self.contacts.clone();
+        contacts.restore_state(&mut r)?;
+        r.finish()?;
+        // Every check passed: apply.
+        for (key, value) in changed {
+            self.set_parameter(&key, value).map_err(|_| RestoreError::Invalid("live parameter"))?;
+        }
+        for (i, &p) in pinned.iter().enumerate() {
+            if self.particles.pinned[i] != p {
+                self.particles.set_pinned(i, p);
+            }
+        }
+        self.params.verlet_drag = verlet_drag;
+        self.params.constraint_iterations = constraint_iterations;
+        self.integrator = integrator;
+        self.contacts = contacts;
+        self.state = state;
+        self.pickable = pickable;
+        self.time = time;
+        self.steps = steps;
+        self.energy_scale = energy_scale;
+        self.report = report;
+        let [ccd_steps, zone_steps, frozen_steps, failsafe_steps, ccd_hits] = totals;
+        self.contact_totals = ContactTotals { ccd_steps, zone_steps, frozen_steps, failsafe_steps, ccd_hits };
+        self.drag.params = drag_params;
+        self.drag.grab = grab;
+        for (s, (done, grabbed)) in self.scripts.iter_mut().zip(scripts) {
+            s.done = done;
+            s.grabbed = grabbed;
+        }
+        self.halted = None;
+        Ok(())
     }
 
     fn record_contact(&mut self, r: &ContactReport) {

@@ -1,36 +1,36 @@
 //! The metrics table: one CSV row per sample of [`wobble::metrics::Metrics`].
 
-use std::fs::File;
-use std::io::{BufWriter, Write};
-use std::path::Path;
-
 use wobble::metrics::Metrics;
 
-/// Column names of the metrics CSV, in order.
-pub const COLUMNS: [&str; 28] = [
+/// Column names of the metrics CSV, in order, each with its SI unit (`_s`,
+/// `_J`, `_m`, ...; strain, iterations, residual and counts have none).
+///
+/// The broad phase's candidate-pair count is not among them: it depends on when
+/// the candidate list was last rebuilt (a cache), not on the physics, so a resumed
+/// run could not reproduce it; `World::last_contact().pairs` still reports it.
+pub const COLUMNS: [&str; 27] = [
     "step",
-    "time",
-    "kinetic",
-    "potential",
-    "total",
-    "momentum_x",
-    "momentum_y",
-    "momentum_z",
-    "angular_x",
-    "angular_y",
-    "angular_z",
+    "time_s",
+    "kinetic_J",
+    "potential_J",
+    "total_J",
+    "momentum_x_kg_m_per_s",
+    "momentum_y_kg_m_per_s",
+    "momentum_z_kg_m_per_s",
+    "angular_x_kg_m2_per_s",
+    "angular_y_kg_m2_per_s",
+    "angular_z_kg_m2_per_s",
     "strain_mean",
     "strain_max",
-    "bbox_min_x",
-    "bbox_min_y",
-    "bbox_min_z",
-    "bbox_max_x",
-    "bbox_max_y",
-    "bbox_max_z",
-    "volume",
+    "bbox_min_x_m",
+    "bbox_min_y_m",
+    "bbox_min_z_m",
+    "bbox_max_x_m",
+    "bbox_max_y_m",
+    "bbox_max_z_m",
+    "volume_m3",
     "iterations",
     "residual",
-    "contact_pairs",
     "contact_proximity",
     "ccd_hits",
     "impact_zone_rounds",
@@ -38,21 +38,45 @@ pub const COLUMNS: [&str; 28] = [
     "failsafe_steps",
 ];
 
-/// Writes metrics rows to a CSV file.
-pub struct MetricsWriter {
-    out: BufWriter<File>,
+/// The metrics table of a run, kept whole in memory and written to
+/// `metrics.csv` atomically at flush points (frames, checkpoints, the end), so the
+/// file on disk always ends with a complete row.
+#[derive(Debug, Default)]
+pub struct MetricsTable {
+    text: String,
 }
 
-impl MetricsWriter {
-    /// Creates the file and writes the header.
-    pub fn create(path: &Path) -> std::io::Result<Self> {
-        let mut out = BufWriter::new(File::create(path)?);
-        writeln!(out, "{}", COLUMNS.join(","))?;
-        Ok(Self { out })
+impl MetricsTable {
+    /// A table with only the header.
+    #[must_use]
+    pub fn new() -> Self {
+        Self { text: COLUMNS.join(",") + "\n" }
+    }
+
+    /// The rows of an earlier `metrics.csv` up to step `last` (for a resumed run).
+    /// Errors when the header differs or a row is cut or unreadable.
+    pub fn resume(text: &str, last: u64) -> Result<Self, String> {
+        let mut table = Self::new();
+        let mut lines = text.split_inclusive('\n');
+        if lines.next() != Some(table.text.as_str()) {
+            return Err("its header is not this wobble's metrics header".into());
+        }
+        for (k, line) in lines.enumerate() {
+            let step = line
+                .strip_suffix('\n')
+                .and_then(|l| l.split(',').next())
+                .and_then(|s| s.parse::<u64>().ok())
+                .ok_or_else(|| format!("line {} is incomplete or not a metrics row", k + 2))?;
+            if step > last {
+                break;
+            }
+            table.text.push_str(line);
+        }
+        Ok(table)
     }
 
     /// Appends one row.
-    pub fn row(&mut self, m: &Metrics) -> std::io::Result<()> {
+    pub fn row(&mut self, m: &Metrics) {
         let v = |x: f64| format!("{x:e}");
         let fields = [
             m.step.to_string(),
@@ -77,18 +101,19 @@ impl MetricsWriter {
             m.volume.map(v).unwrap_or_default(),
             m.iterations.to_string(),
             v(m.residual),
-            m.contact_pairs.to_string(),
             m.contact_proximity.to_string(),
             m.ccd_hits.to_string(),
             m.impact_zone_rounds.to_string(),
             m.frozen_particles.to_string(),
             m.failsafe_steps.to_string(),
         ];
-        writeln!(self.out, "{}", fields.join(","))
+        self.text.push_str(&fields.join(","));
+        self.text.push('\n');
     }
 
-    /// Flushes to disk.
-    pub fn finish(mut self) -> std::io::Result<()> {
-        self.out.flush()
+    /// The CSV text.
+    #[must_use]
+    pub fn text(&self) -> &str {
+        &self.text
     }
 }

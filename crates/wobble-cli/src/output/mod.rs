@@ -1,6 +1,10 @@
-//! Writers for what `wobble run` produces: frames, metrics, the summary.
+//! What `wobble run` leaves in its output folder: the folder itself (reached only
+//! through directory handles), the manifest, frames, metrics, checkpoints.
 
+pub mod checkpoint;
+pub mod dir;
 pub mod frames;
+pub mod manifest;
 pub mod metrics;
 pub mod offsets;
 

@@ -138,6 +138,7 @@ pub fn render_run_dir(dir: &Path, opts: &RenderOptions) -> Result<usize, String>
         })?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().and_then(|e| e.to_str()) == Some("ply"))
+        .filter(|p| !p.to_string_lossy().ends_with(".lines.ply"))
         .collect();
     files.sort();
     if files.is_empty() {
@@ -158,7 +159,7 @@ pub fn render_run_dir(dir: &Path, opts: &RenderOptions) -> Result<usize, String>
     let mut world = scene.as_ref().and_then(|s| s.build().ok()).map(|b| b.world);
     let mut geometries = Vec::new();
     for path in files.iter().step_by(every) {
-        let frame = ply::read(path)?;
+        let frame = ply::read_with_lines(path)?;
         // Frames hold the particles, then the rigid bodies' posed surfaces in the
         // order `Geometry::from_world` appends them: take every vertex from the file.
         let from_world = world.as_mut().filter(|w| w.state.len() <= frame.vertices.len()).and_then(|w| {

@@ -1,6 +1,6 @@
 //! Reads the binary PLY frames that `wobble run` writes (see
 //! [`crate::output::frames::write_ply`]): vertices as doubles, triangle faces,
-//! edges.
+//! and edges from the `.lines.ply` file beside a frame.
 
 use std::path::Path;
 
@@ -29,18 +29,20 @@ pub fn read(path: &Path) -> Result<PlyFrame, String> {
     if !header.starts_with("ply\nformat binary_little_endian 1.0\n") {
         return Err(bad(path, "expected `format binary_little_endian 1.0`"));
     }
+    // Frames leave out empty elements (some readers reject them): an absent face
+    // or edge element counts 0.
     let count = |el: &str| -> Result<usize, String> {
-        let line = header
-            .lines()
-            .find(|l| l.starts_with(&format!("element {el} ")))
-            .ok_or_else(|| bad(path, format!("no `element {el}`")))?;
+        let Some(line) = header.lines().find(|l| l.starts_with(&format!("element {el} "))) else {
+            return if el == "vertex" { Err(bad(path, "no `element vertex`")) } else { Ok(0) };
+        };
         line.split_whitespace()
             .nth(2)
             .and_then(|n| n.parse().ok())
             .ok_or_else(|| bad(path, format!("bad `element {el}` count")))
     };
     let (nv, nf, ne) = (count("vertex")?, count("face")?, count("edge")?);
-    let need = [24usize.checked_mul(nv), 13usize.checked_mul(nf), 8usize.checked_mul(ne)]
+    // At least 9 bytes a face: a two-index face (a polyline segment) is the shortest.
+    let need = [24usize.checked_mul(nv), 9usize.checked_mul(nf), 8usize.checked_mul(ne)]
         .into_iter()
         .try_fold(end, |acc, part| acc.checked_add(part?))
         .ok_or_else(|| bad(path, "element counts too large"))?;
@@ -62,15 +64,38 @@ pub fn read(path: &Path) -> Result<PlyFrame, String> {
             .ok_or_else(|| bad(path, format!("vertex index {v} out of range")))
     };
     for _ in 0..nf {
-        if data[at] != 3 {
-            return Err(bad(path, "a face is not a triangle"));
+        let corners = usize::from(data[at]);
+        if at + 1 + 4 * corners > data.len() {
+            return Err(bad(path, "cut short inside its faces"));
         }
-        frame.faces.push([index(i32_at(at + 1))?, index(i32_at(at + 5))?, index(i32_at(at + 9))?]);
-        at += 13;
+        match corners {
+            3 => frame.faces.push([index(i32_at(at + 1))?, index(i32_at(at + 5))?, index(i32_at(at + 9))?]),
+            2 => frame.edges.push([index(i32_at(at + 1))?, index(i32_at(at + 5))?]),
+            _ => return Err(bad(path, "a face is neither a triangle nor a segment")),
+        }
+        at += 1 + 4 * corners;
+    }
+    if at + 8 * ne > data.len() {
+        return Err(bad(path, "cut short inside its edges"));
     }
     for _ in 0..ne {
         frame.edges.push([index(i32_at(at))?, index(i32_at(at + 4))?]);
         at += 8;
+    }
+    Ok(frame)
+}
+
+/// Reads frame `path` (`frame_N.ply`) and, when present, the polylines beside it
+/// (`frame_N.lines.ply`: the particles, and each segment a two-index face).
+pub fn read_with_lines(path: &Path) -> Result<PlyFrame, String> {
+    let mut frame = read(path)?;
+    let lines = path.with_extension("lines.ply");
+    if lines.exists() {
+        let extra = read(&lines)?;
+        if extra.vertices.len() > frame.vertices.len() {
+            return Err(bad(&lines, "more vertices than its frame"));
+        }
+        frame.edges.extend(extra.edges);
     }
     Ok(frame)
 }

@@ -276,6 +276,31 @@ impl Contacts {
         }
     }
 
+    /// Writes what the stage carries between steps and what changes results: the
+    /// stencils excluded at build time and the frozen flags. The candidate list
+    /// and its boxes are caches: the response takes pairs in a canonical order
+    /// fixed by the geometry alone, whatever list they come from.
+    pub(crate) fn save_state(&self, out: &mut crate::checkpoint::StateWriter) {
+        let excluded: Vec<u32> = self.excluded.iter().flatten().copied().collect();
+        out.u32s(&excluded);
+        out.bools(&self.frozen);
+    }
+
+    /// Reads what [`Contacts::save_state`] wrote.
+    pub(crate) fn restore_state(
+        &mut self,
+        input: &mut crate::checkpoint::StateReader<'_>,
+    ) -> Result<(), crate::checkpoint::RestoreError> {
+        let mut flat = Vec::new();
+        input.u32s("excluded contact stencils", &mut flat)?;
+        if !flat.len().is_multiple_of(4) {
+            return Err(crate::checkpoint::RestoreError::Invalid("excluded contact stencils"));
+        }
+        self.excluded = flat.chunks_exact(4).map(|c| [c[0], c[1], c[2], c[3]]).collect();
+        input.bools("frozen particles", None, &mut self.frozen)?;
+        Ok(())
+    }
+
     /// What the last [`Contacts::resolve`] did.
     #[must_use]
     pub fn report(&self) -> ContactReport {

@@ -117,6 +117,29 @@ impl Integrator for ImplicitEuler {
         "implicit-euler"
     }
 
+    fn save_state(&self, out: &mut crate::checkpoint::StateWriter) {
+        // The pattern only grows (widened when a block falls outside it), and its
+        // blocks take part in the products: a resumed run must use the same one.
+        out.bool(self.patterned);
+        out.usize(self.jac.dfdx.rows());
+        let pattern: Vec<u32> = self.jac.dfdx.pattern().into_iter().flat_map(|(i, j)| [i, j]).collect();
+        out.u32s(&pattern);
+    }
+
+    fn restore_state(
+        &mut self,
+        input: &mut crate::checkpoint::StateReader<'_>,
+    ) -> Result<(), crate::checkpoint::RestoreError> {
+        let patterned = input.bool("the implicit integrator's pattern flag")?;
+        let n = input.usize("the implicit integrator's rows", u32::MAX as usize)?;
+        let mut flat = Vec::new();
+        input.u32s("the implicit integrator's pattern", &mut flat)?;
+        let pairs = crate::solve::pairs_of(&flat, n)?;
+        self.jac = Jacobian::with_pattern(n, &pairs);
+        self.patterned = patterned;
+        Ok(())
+    }
+
     fn step(&mut self, sys: &mut dyn System, state: &mut State, t: f64, h: f64) -> Result<StepReport, IntegratorError> {
         let n = state.len();
         let t0 = Instant::now();

@@ -164,6 +164,18 @@ pub trait Integrator: Send + fmt::Debug {
     /// Advances `state` from time `t` by `h` seconds. Constraints are the caller's
     /// to project afterwards unless the method projects inside its own loop.
     fn step(&mut self, sys: &mut dyn System, state: &mut State, t: f64, h: f64) -> Result<StepReport, IntegratorError>;
+
+    /// Writes what this method carries from one step to the next and what changes
+    /// its later results (not scratch space). Methods without history write nothing.
+    fn save_state(&self, _out: &mut crate::checkpoint::StateWriter) {}
+
+    /// Reads what [`Integrator::save_state`] wrote.
+    fn restore_state(
+        &mut self,
+        _input: &mut crate::checkpoint::StateReader<'_>,
+    ) -> Result<(), crate::checkpoint::RestoreError> {
+        Ok(())
+    }
 }
 
 /// The integrators a scene can name.

@@ -280,6 +280,37 @@ impl Integrator for SemiImplicit {
         "semi-implicit"
     }
 
+    fn save_state(&self, out: &mut crate::checkpoint::StateWriter) {
+        out.bool(self.patterned);
+        out.usize(self.a.rows());
+        let pattern: Vec<u32> = self.a.pattern().into_iter().flat_map(|(i, j)| [i, j]).collect();
+        out.u32s(&pattern);
+        let slots: Vec<u32> = self.slots.iter().flat_map(|&(a, b, c)| [a, b, c]).collect();
+        out.u32s(&slots);
+        out.bool(self.had_stiffness);
+    }
+
+    fn restore_state(
+        &mut self,
+        input: &mut crate::checkpoint::StateReader<'_>,
+    ) -> Result<(), crate::checkpoint::RestoreError> {
+        let patterned = input.bool("the semi-implicit pattern flag")?;
+        let n = input.usize("the semi-implicit rows", u32::MAX as usize)?;
+        let mut flat = Vec::new();
+        input.u32s("the semi-implicit pattern", &mut flat)?;
+        let pairs = crate::solve::pairs_of(&flat, n)?;
+        self.a = BlockMatrix::with_pattern(n, &pairs);
+        self.c = self.a.clone();
+        input.u32s("the semi-implicit slots", &mut flat)?;
+        if !flat.len().is_multiple_of(3) {
+            return Err(crate::checkpoint::RestoreError::Invalid("semi-implicit slots"));
+        }
+        self.slots = flat.chunks_exact(3).map(|c| (c[0], c[1], c[2])).collect();
+        self.had_stiffness = input.bool("the semi-implicit stiffness flag")?;
+        self.patterned = patterned;
+        Ok(())
+    }
+
     fn step(&mut self, sys: &mut dyn System, state: &mut State, t: f64, h: f64) -> Result<StepReport, IntegratorError> {
         self.step_halving(sys, state, t, h, 0)
     }

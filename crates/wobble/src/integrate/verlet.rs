@@ -108,6 +108,24 @@ impl Integrator for Verlet {
         "verlet"
     }
 
+    fn save_state(&self, out: &mut crate::checkpoint::StateWriter) {
+        out.vec3s(&self.x_prev);
+        out.vec3s(&self.x_written);
+        out.vec3s(&self.v_written);
+        out.f64(self.h_prev);
+    }
+
+    fn restore_state(
+        &mut self,
+        input: &mut crate::checkpoint::StateReader<'_>,
+    ) -> Result<(), crate::checkpoint::RestoreError> {
+        input.vec3s("Verlet's previous positions", None, &mut self.x_prev)?;
+        input.vec3s("Verlet's written positions", None, &mut self.x_written)?;
+        input.vec3s("Verlet's written velocities", None, &mut self.v_written)?;
+        self.h_prev = input.f64("Verlet's last step")?;
+        Ok(())
+    }
+
     fn step(&mut self, sys: &mut dyn System, state: &mut State, t: f64, h: f64) -> Result<StepReport, IntegratorError> {
         let n = state.len();
         let fresh = self.x_prev.len() != n || self.h_prev.to_bits() != h.to_bits();

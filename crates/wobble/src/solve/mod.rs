@@ -25,6 +25,15 @@ pub mod cg;
 
 pub use cg::{Cg, CgError, CgReport, CgSettings};
 
+/// (row, column) pairs from a flat list `[i0, j0, i1, j1, ...]` of a saved pattern
+/// over `n` block rows (for [`crate::checkpoint`]).
+pub(crate) fn pairs_of(flat: &[u32], n: usize) -> Result<Vec<(u32, u32)>, crate::checkpoint::RestoreError> {
+    if !flat.len().is_multiple_of(2) || flat.iter().any(|&k| k as usize >= n) {
+        return Err(crate::checkpoint::RestoreError::Invalid("sparse pattern"));
+    }
+    Ok(flat.chunks_exact(2).map(|c| (c[0], c[1])).collect())
+}
+
 /// A square matrix of 3×3 blocks in compressed sparse row form, n block rows.
 /// Every diagonal block is always in the pattern.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -133,6 +142,18 @@ impl BlockMatrix {
     #[must_use]
     pub fn missed(&self) -> &[(u32, u32)] {
         &self.missed
+    }
+
+    /// Every (row, column) of the pattern, row by row, columns ascending.
+    #[must_use]
+    pub fn pattern(&self) -> Vec<(u32, u32)> {
+        let mut pairs = Vec::with_capacity(self.cols.len());
+        for i in 0..self.n {
+            for k in self.row_ptr[i] as usize..self.row_ptr[i + 1] as usize {
+                pairs.push((i as u32, self.cols[k]));
+            }
+        }
+        pairs
     }
 
     /// Rebuilds the pattern to include the missed blocks (values are cleared).
