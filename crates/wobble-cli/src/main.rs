@@ -393,25 +393,34 @@ fn experiment_command(name: Option<String>, list: bool, out: &Path, strict: bool
             }
         }
     };
-    let mut failed = 0;
+    let (mut passed, mut findings, mut failed, mut errors) = (0, 0, 0, 0);
+    let many = chosen.len() > 1;
     for e in chosen {
         let t0 = Instant::now();
         match experiments::run(e, out) {
             Ok(o) => {
-                let verdict = if o.passed { "PASS" } else { "FAIL" };
+                let verdict = o.verdict();
                 println!(
-                    "{verdict}  {:<28} {:>7.1} s  {}",
+                    "{:<7}  {:<28} {:>7.1} s  {}",
+                    verdict.label(),
                     e.name,
                     t0.elapsed().as_secs_f64(),
                     out.join(e.name).join("summary.md").display()
                 );
-                failed += usize::from(!o.passed);
+                match verdict {
+                    experiments::Verdict::Pass => passed += 1,
+                    experiments::Verdict::Finding => findings += 1,
+                    experiments::Verdict::Fail => failed += 1,
+                }
             }
             Err(msg) => {
-                println!("ERROR {:<28} {msg}", e.name);
-                failed += 1;
+                println!("ERROR    {:<28} {msg}", e.name);
+                errors += 1;
             }
         }
     }
-    if strict && failed > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS }
+    if many {
+        println!("{passed} PASS, {findings} FINDING, {failed} FAIL, {errors} ERROR");
+    }
+    if strict && failed + errors > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS }
 }

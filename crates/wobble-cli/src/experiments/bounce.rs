@@ -156,6 +156,7 @@ fn run(dir: &Path) -> Result<Outcome, String> {
         check(damping_lowers)
     );
     Ok(Outcome {
+        finding: None,
         passed: point_ok && elastic_ok && damping_lowers,
         body,
         files: vec!["bounce.csv".into(), "rebound.png".into(), "trajectories.png".into()],

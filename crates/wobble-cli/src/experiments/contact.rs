@@ -166,7 +166,7 @@ fn run_self_fold(dir: &Path) -> Result<Outcome, String> {
     );
     let mut files: Vec<String> = ["fold.csv", "contacts.png"].map(String::from).to_vec();
     files.extend(frames);
-    Ok(Outcome { passed: clean && rest, body, files })
+    Ok(Outcome { finding: None, passed: clean && rest, body, files })
 }
 
 // ---- the stack ----
@@ -311,6 +311,7 @@ fn run_stack(dir: &Path) -> Result<Outcome, String> {
         if shallow { "yes" } else { "no" },
     );
     Ok(Outcome {
+        finding: None,
         passed: settled && inside_end == 0 && shallow,
         body,
         files: ["stack.csv", "height.png", "stack.png"].map(String::from).to_vec(),
@@ -428,7 +429,7 @@ fn run_balls(dir: &Path) -> Result<Outcome, String> {
     );
     let mut files: Vec<String> = ["balls.csv", "balls.png"].map(String::from).to_vec();
     files.extend(frames);
-    Ok(Outcome { passed: touched && reversed && momentum && worst_cross == 0 && recovered, body, files })
+    Ok(Outcome { finding: None, passed: touched && reversed && momentum && worst_cross == 0 && recovered, body, files })
 }
 
 // ---- the cost ----
@@ -526,5 +527,5 @@ fn run_cost(dir: &Path) -> Result<Outcome, String> {
         ratios[1],
         if ratios[1] <= 3.0 { "met" } else { "not met" },
     );
-    Ok(Outcome { passed, body, files: vec!["cost.csv".into()] })
+    Ok(Outcome { finding: None, passed, body, files: vec!["cost.csv".into()] })
 }

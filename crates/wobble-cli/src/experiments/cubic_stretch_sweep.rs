@@ -142,5 +142,5 @@ fn run(dir: &Path) -> Result<Outcome, String> {
         tick(unsettled.is_empty()),
         if unsettled.is_empty() { String::new() } else { format!(" (not: {})", unsettled.join("; ")) }
     );
-    Ok(Outcome { passed, body, files: vec!["stretch.csv".into(), "stretch.png".into()] })
+    Ok(Outcome { finding: None, passed, body, files: vec!["stretch.csv".into(), "stretch.png".into()] })
 }

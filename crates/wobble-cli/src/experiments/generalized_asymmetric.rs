@@ -183,6 +183,7 @@ fn run(dir: &Path) -> Result<Outcome, String> {
         100.0 * (d_up / lin_stiff - 1.0),
     );
     Ok(Outcome {
+        finding: None,
         passed: ratio_ok && soft_ok && stiff_ok && linear_ok,
         body,
         files: vec!["deflection.csv".into(), "deflection.png".into()],

@@ -144,6 +144,7 @@ fn run(dir: &Path) -> Result<Outcome, String> {
     let body = body
         + "\nPictures (tube drawn around the bar): `generalized_start.png`, `generalized_end.png`, `spring_3d_start.png`, `spring_3d_end.png`.\n";
     Ok(Outcome {
+        finding: None,
         passed: stays && recovers,
         body,
         files: ["twist.csv", "twist.png", "generalized_end.png", "spring_3d_end.png"].map(String::from).to_vec(),

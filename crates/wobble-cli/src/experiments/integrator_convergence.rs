@@ -103,5 +103,5 @@ fn run(dir: &Path) -> Result<Outcome, String> {
     let body = format!(
         "Oscillator: m = 1 kg, k = 4π² N/m (period {PERIOD} s), amplitude {AMPLITUDE} m; error = largest √(Δx² + (Δv/ω)²) over one period; steps per period {STEPS:?}. Slopes are least-squares fits of log error against log h; a method passes when its slope is within ±{ORDER_TOLERANCE} of its order.\n\n{table}"
     );
-    Ok(Outcome { passed: all, body, files: vec!["convergence.csv".into(), "convergence.png".into()] })
+    Ok(Outcome { finding: None, passed: all, body, files: vec!["convergence.csv".into(), "convergence.png".into()] })
 }

@@ -171,6 +171,7 @@ fn run_box(dir: &Path) -> Result<Outcome, String> {
         if original_fails { "holds" } else { "does not hold" }
     );
     Ok(Outcome {
+        finding: None,
         passed: improved_ok && original_fails,
         body,
         files: vec![
@@ -242,6 +243,7 @@ fn run_balls(dir: &Path) -> Result<Outcome, String> {
         check(light_intact)
     );
     Ok(Outcome {
+        finding: None,
         passed: heavy_original_broken && heavy_improved_intact && light_intact,
         body,
         files: vec!["rubber_balls.csv".into(), "inverted_cells.png".into()],

@@ -221,6 +221,7 @@ fn run_corner_lift(dir: &Path) -> Result<Outcome, String> {
         }
     );
     Ok(Outcome {
+        finding: None,
         passed: never_worse && separates,
         body,
         files: vec!["corner_lift.csv".into(), "inverted_cells.png".into()],
@@ -289,6 +290,7 @@ fn run_buckling(dir: &Path) -> Result<Outcome, String> {
         "A 6 × 6 × 6 grid (0.2 m cube, 1 kg; η = 0.3 N m on grid lines, 0.15 N m on the other families) held on its bottom face and at three top corners; the fourth top corner is grabbed with the drag spring (100 N/m) whose cursor goes down by the given fraction of the height over 0.5 s and holds; gravity, damping {DAMPING}/s, h = {DT} s, 2 s.\n\n{table}\n- improved never ends with more inverted cells: {never_worse}\n- some depth separates the models: {separates}\n"
     );
     Ok(Outcome {
+        finding: None,
         passed: never_worse && separates,
         body,
         files: vec!["buckling.csv".into(), "inverted_cells.png".into()],
@@ -344,7 +346,7 @@ fn run_inflation(dir: &Path) -> Result<Outcome, String> {
         "A soft 5 × 5 × 5 pudding (0.2 m, 1 kg; η = 0.05 N m on grid lines, 0.025 N m on Metrix, SDM and Pillar) settles on a plane under gravity for 2 s (damping 4/s) at each strength factor; volume by the divergence theorem over its boundary.\n\n{table}\n- volume grows with strength: {}\n- and stays at or below the rest volume: {}\n",
         monotone, below_rest
     );
-    Ok(Outcome { passed, body, files: vec!["inflation.csv".into(), "inflation.png".into()] })
+    Ok(Outcome { finding: None, passed, body, files: vec!["inflation.csv".into(), "inflation.png".into()] })
 }
 
 fn run_twist(dir: &Path) -> Result<Outcome, String> {
@@ -424,6 +426,7 @@ fn run_twist(dir: &Path) -> Result<Outcome, String> {
         mid
     );
     Ok(Outcome {
+        finding: None,
         passed: monotone && mid_ok && inv == 0,
         body,
         files: vec!["twist_profile.csv".into(), "twist_profile.png".into()],

@@ -162,5 +162,5 @@ fn run(dir: &Path) -> Result<Outcome, String> {
         passed &= ok;
         body.push_str(&format!("- {}: {text}\n", if *ok { "holds" } else { "does not hold" }));
     }
-    Ok(Outcome { passed, body, files: vec!["trajectories.csv".into(), "trajectories.png".into()] })
+    Ok(Outcome { finding: None, passed, body, files: vec!["trajectories.csv".into(), "trajectories.png".into()] })
 }
