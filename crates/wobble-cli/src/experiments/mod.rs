@@ -237,7 +237,11 @@ mod tests {
         fn run(_: &Path) -> Result<Outcome, String> {
             Ok(Outcome {
                 passed: false,
-                finding: Some(Finding { measured: "ratio 1.3".into(), why: "stability intervals".into(), confirmed: true }),
+                finding: Some(Finding {
+                    measured: "ratio 1.3".into(),
+                    why: "stability intervals".into(),
+                    confirmed: true,
+                }),
                 body: "body".into(),
                 files: Vec::new(),
             })
@@ -248,7 +252,13 @@ mod tests {
         let md = std::fs::read_to_string(out.join("probe").join("summary.md")).expect("summary");
         let _ = std::fs::remove_dir_all(&out);
         assert_eq!(o.verdict(), Verdict::Finding);
-        for needle in ["**Result: FINDING**", "the claim", "ratio 1.3", "stability intervals", "`wobble experiment probe --out DIR`"] {
+        for needle in [
+            "**Result: FINDING**",
+            "the claim",
+            "ratio 1.3",
+            "stability intervals",
+            "`wobble experiment probe --out DIR`",
+        ] {
             assert!(md.contains(needle), "summary lacks {needle}:\n{md}");
         }
     }

@@ -132,5 +132,10 @@ fn run(dir: &Path) -> Result<Outcome, String> {
         if tension_gain { "holds" } else { "does not hold" },
         if near_rest_gain { "holds" } else { "does not hold" },
     );
-    Ok(Outcome { finding: None, passed: tension_gain && !near_rest_gain, body, files: vec!["steps.csv".into(), "steps.png".into()] })
+    Ok(Outcome {
+        finding: None,
+        passed: tension_gain && !near_rest_gain,
+        body,
+        files: vec!["steps.csv".into(), "steps.png".into()],
+    })
 }

@@ -125,5 +125,10 @@ fn run(dir: &Path) -> Result<Outcome, String> {
         yes(together),
         yes(ordered)
     );
-    Ok(Outcome { finding: None, passed: together && ordered, body, files: vec!["integrators.csv".into(), "cost.png".into()] })
+    Ok(Outcome {
+        finding: None,
+        passed: together && ordered,
+        body,
+        files: vec!["integrators.csv".into(), "cost.png".into()],
+    })
 }
