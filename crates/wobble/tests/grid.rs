@@ -265,3 +265,35 @@ fn grid_surfaces_and_outlines() {
     });
     assert_eq!(b.particle_count(), inside.count());
 }
+
+#[test]
+fn cells_are_counted_against_the_bodys_majority_orientation() {
+    // The rest shape: nothing inverted. Its mirror image (x → −x, every cell
+    // inverted): nothing against the majority, but mirrored. The mirror image with
+    // one corner particle pushed through its cell: the cells that disagree with
+    // the rest of the body, and only those.
+    let (term, _, rest) = grid([4, 3, 3], GridModel::IMPROVED, 0.0, 1);
+    assert_eq!(term.inverted_cells(&rest.x), 0);
+    assert_eq!(term.cells_against_majority(&rest.x), (0, false));
+    let mut mirror = rest.clone();
+    for i in 0..mirror.len() {
+        let p = mirror.x.get(i);
+        mirror.x.set(i, DVec3::new(-p.x, p.y, p.z));
+    }
+    let total = term.inverted_cells(&mirror.x);
+    assert!(total > 0, "a mirror image inverts every cell");
+    assert_eq!(term.cells_against_majority(&mirror.x), (0, true));
+    let mut dented = rest.clone();
+    // Particle 0 (a corner) pushed through its cell, past the cell's far corner.
+    let corner = dented.x.get(0);
+    let far = (0..dented.len())
+        .map(|i| dented.x.get(i))
+        .filter(|p| (*p - corner).cmpgt(DVec3::splat(1e-9)).all())
+        .min_by(|a, b| a.distance(corner).total_cmp(&b.distance(corner)))
+        .expect("a far corner");
+    dented.x.set(0, corner + 3.0 * (far - corner));
+    let (against, mirrored) = term.cells_against_majority(&dented.x);
+    assert!(!mirrored);
+    assert_eq!(against, term.inverted_cells(&dented.x));
+    assert!(against >= 1, "pushing a corner through its cell inverts it");
+}

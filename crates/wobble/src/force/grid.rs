@@ -176,6 +176,18 @@ impl GridElasticity {
         self.cells.iter().filter(|c| cell_volume(c, x) < 0.0).count()
     }
 
+    /// Cells inverted against the body's majority orientation: the smaller of the
+    /// inverted and the upright counts, and whether the majority is inverted (the
+    /// body is a mirror image of its rest shape). The elastic energy depends on the
+    /// metric only, so a mirror image is at rest like the original shape; only the
+    /// cells that disagree with the rest of the body are damage.
+    #[must_use]
+    pub fn cells_against_majority(&self, x: &Vec3s) -> (usize, bool) {
+        let inverted = self.inverted_cells(x);
+        let upright = self.cells.len() - inverted;
+        (inverted.min(upright), inverted > upright)
+    }
+
     /// Smallest ratio of a cell's volume (sum of its tetrahedra) to its rest volume.
     #[must_use]
     pub fn min_volume_ratio(&self, x: &Vec3s) -> f64 {
