@@ -52,13 +52,28 @@ pub fn drop_world(
     kind: IntegratorKind,
     dt: f64,
 ) -> Result<(World, TwoLayerHandle), String> {
+    drop_world_scaled(object, two_layers, params, kind, dt, 1.0)
+}
+
+/// [`drop_world`] with the object's radius and drop height scaled by `scale` (the
+/// thesis gives no units, so its 0.5 m radius is our choice of scale).
+pub fn drop_world_scaled(
+    object: Object,
+    two_layers: bool,
+    params: TwoLayerParams,
+    kind: IntegratorKind,
+    dt: f64,
+    scale: f64,
+) -> Result<(World, TwoLayerHandle), String> {
     let mut b = WorldBuilder::new();
-    let center = DVec3::new(0.0, DEFAULT_RADIUS + DROP_HEIGHT, 0.0);
-    let inner_radius = two_layers.then_some(DEFAULT_INNER_RATIO * DEFAULT_RADIUS);
+    let radius = scale * DEFAULT_RADIUS;
+    let center = DVec3::new(0.0, radius + scale * DROP_HEIGHT, 0.0);
+    let inner_radius = two_layers.then_some(DEFAULT_INNER_RATIO * radius);
     let h = match object {
-        Object::Ring => Ring { center, inner_radius, params, ..Ring::default() }.build(&mut b, "ring"),
+        Object::Ring => Ring { center, radius, inner_radius, params, ..Ring::default() }.build(&mut b, "ring"),
         Object::Sphere => PressureSphere {
             center,
+            radius,
             inner_radius,
             mesh: SphereMesh::Uniform { level: 1 },
             params,
