@@ -71,15 +71,10 @@ pub fn drop_world_scaled(
     let inner_radius = two_layers.then_some(DEFAULT_INNER_RATIO * radius);
     let h = match object {
         Object::Ring => Ring { center, radius, inner_radius, params, ..Ring::default() }.build(&mut b, "ring"),
-        Object::Sphere => PressureSphere {
-            center,
-            radius,
-            inner_radius,
-            mesh: SphereMesh::Uniform { level: 1 },
-            params,
-            ..PressureSphere::default()
+        Object::Sphere => {
+            PressureSphere { center, radius, inner_radius, mesh: SphereMesh::Uniform { level: 1 }, params }
+                .build(&mut b, "sphere")
         }
-        .build(&mut b, "sphere"),
     }
     .map_err(|e| e.to_string())?;
     b.add_force(Gravity::default());
