@@ -6,10 +6,9 @@
 
 use glam::DVec3;
 
-use crate::force::DragSpringParams;
 use crate::force::pointer::Grab;
-use crate::model::{Topology, Vec3s};
-use crate::world::World;
+use crate::force::{DragSpring, DragSpringParams};
+use crate::model::{State, Topology, Vec3s};
 
 /// The particle with `mask[i]` nearest to `point`.
 #[must_use]
@@ -159,39 +158,45 @@ impl ScriptedDrag {
     }
 }
 
-/// Stage 1 of [`World::step`]: scripted drags grab, move or release at time `t`.
-pub(crate) fn apply_scripts(world: &mut World, t: f64) {
-    for k in 0..world.scripts.len() {
-        let script = &world.scripts[k];
+/// Stage 1 of `World::step`: scripted drags grab (the grabbable particle, flagged
+/// in `pickable`, nearest to their point), move or release the drag spring at time
+/// `t`.
+pub(crate) fn apply_scripts(
+    scripts: &mut [ScriptedDrag],
+    drag: &mut DragSpring,
+    state: &State,
+    pickable: &[bool],
+    t: f64,
+) {
+    for script in scripts.iter_mut() {
         if script.done || t < script.start {
             continue;
         }
         if t >= script.end {
             if script.grabbed.is_some() {
-                world.drag.grab = None;
+                drag.grab = None;
             }
-            world.scripts[k].done = true;
+            script.done = true;
             continue;
         }
         let (particle, from) = match script.grabbed {
             Some(g) => g,
             None => {
                 let picked = match script.pick {
-                    PickTarget::Point(p) => world.pick_point(p),
-                    PickTarget::Particle(i) => (i < world.state.len()).then_some(i),
+                    PickTarget::Point(p) => nearest_particle(&state.x, pickable, p),
+                    PickTarget::Particle(i) => (i < state.len()).then_some(i),
                 };
                 let Some(i) = picked else {
-                    world.scripts[k].done = true;
+                    script.done = true;
                     continue;
                 };
-                let from = world.state.x.get(i);
-                world.scripts[k].grabbed = Some((i, from));
+                let from = state.x.get(i);
+                script.grabbed = Some((i, from));
                 (i, from)
             }
         };
-        let script = &world.scripts[k];
         let (cursor, cursor_velocity) = script.cursor(from, t);
-        world.drag.params = script.params;
-        world.drag.grab = Some(Grab { particle, cursor, cursor_velocity });
+        drag.params = script.params;
+        drag.grab = Some(Grab { particle, cursor, cursor_velocity });
     }
 }

@@ -3,9 +3,10 @@
 
 use glam::DVec3;
 
-use crate::force::{ForceContext, StrainStats};
-use crate::model::{Particles, State, Vec3s};
-use crate::world::World;
+use crate::contact::ContactReport;
+use crate::force::{DragSpring, ForceContext, ForceTerm, StrainStats};
+use crate::integrate::StepReport;
+use crate::model::{Particles, State, Topology, Vec3s};
 
 /// One row of the metrics table.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
@@ -91,10 +92,33 @@ pub fn healthy(particles: &Particles, state: &State, limit: f64) -> bool {
     })
 }
 
-/// Measures `world`.
+/// What [`measure`] reads: a world's particles, state, topology and forces, and
+/// its last step's reports (`World::metrics` fills it in).
+#[derive(Clone, Copy)]
+pub struct Sources<'a> {
+    /// Masses and inertia.
+    pub particles: &'a Particles,
+    /// The state measured.
+    pub state: &'a State,
+    /// Bodies, for enclosed volumes.
+    pub topology: &'a Topology,
+    /// Force terms, for potential energy and strain.
+    pub forces: &'a [Box<dyn ForceTerm>],
+    /// The user's drag spring, for its potential energy.
+    pub drag: &'a DragSpring,
+    /// Simulation time, s, and steps taken.
+    pub time: f64,
+    pub step: u64,
+    /// The last step's solver and contact reports, and fail-safe steps so far.
+    pub report: StepReport,
+    pub contact: ContactReport,
+    pub failsafe_steps: u64,
+}
+
+/// Measures a world, given as its [`Sources`].
 #[must_use]
-pub fn measure(world: &World) -> Metrics {
-    let (p, s) = (&world.particles, &world.state);
+pub fn measure(world: Sources<'_>) -> Metrics {
+    let (p, s) = (world.particles, world.state);
     let mut kinetic = 0.0;
     let mut momentum = DVec3::ZERO;
     let mut angular = DVec3::ZERO;
@@ -110,20 +134,17 @@ pub fn measure(world: &World) -> Metrics {
             angular += iw;
         }
     }
-    let ctx = ForceContext { particles: p, state: s, t: world.time() };
-    let potential: f64 = world.forces.iter().map(|t| t.potential_energy(&ctx)).sum::<f64>() + {
-        use crate::force::ForceTerm;
-        world.drag.potential_energy(&ctx)
-    };
+    let ctx = ForceContext { particles: p, state: s, t: world.time };
+    let potential: f64 =
+        world.forces.iter().map(|t| t.potential_energy(&ctx)).sum::<f64>() + world.drag.potential_energy(&ctx);
     let strain = world.forces.iter().filter_map(|t| t.strain(s)).fold(StrainStats::default(), StrainStats::merge);
     let (bbox_min, bbox_max) = bounding_box(&s.x);
     let volumes: Vec<f64> =
         world.topology.bodies.iter().filter_map(|b| world.topology.enclosed_volume(b, &s.x)).collect();
-    let report = world.last_report();
-    let contact = world.last_contact();
+    let (report, contact) = (world.report, world.contact);
     Metrics {
-        time: world.time(),
-        step: world.steps(),
+        time: world.time,
+        step: world.step,
         kinetic,
         potential,
         total: kinetic + potential,
@@ -140,6 +161,6 @@ pub fn measure(world: &World) -> Metrics {
         ccd_hits: contact.ccd_hits,
         impact_zone_rounds: contact.zone_rounds,
         frozen_particles: contact.frozen,
-        failsafe_steps: world.contact_totals().failsafe_steps,
+        failsafe_steps: world.failsafe_steps,
     }
 }

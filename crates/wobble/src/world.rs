@@ -356,7 +356,7 @@ impl World {
         }
         let (t, h) = (self.time, self.params.dt);
         // 1. Inputs.
-        interact::apply_scripts(self, t);
+        interact::apply_scripts(&mut self.scripts, &mut self.drag, &self.state, &self.pickable, t);
         if !self.contacts.surfaces.is_empty() {
             self.x_start.copy_from(&self.state.x);
         }
@@ -654,7 +654,18 @@ impl World {
     /// Measures energies, momenta, strain, bounds and volume.
     #[must_use]
     pub fn metrics(&self) -> Metrics {
-        metrics::measure(self)
+        metrics::measure(metrics::Sources {
+            particles: &self.particles,
+            state: &self.state,
+            topology: &self.topology,
+            forces: &self.forces,
+            drag: &self.drag,
+            time: self.time(),
+            step: self.steps(),
+            report: self.last_report(),
+            contact: self.last_contact(),
+            failsafe_steps: self.contact_totals().failsafe_steps,
+        })
     }
 
     /// The stable time-step estimate from the current stiffness and masses.

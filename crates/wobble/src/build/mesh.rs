@@ -3,8 +3,6 @@
 //! shared by exactly two triangles is closed; it is then wound outward (flipped if
 //! its signed volume is negative) and its enclosed volume is reported.
 
-use std::collections::HashMap;
-
 use glam::DVec3;
 
 use super::obj::ObjMesh;
@@ -29,26 +27,7 @@ pub struct MeshBody {
     pub radius: f64,
 }
 
-/// Unique undirected edges of `triangles` in first-seen order, and for each the
-/// number of triangles that use it.
-#[must_use]
-pub fn edges(triangles: &[[u32; 3]]) -> (Vec<[u32; 2]>, Vec<u32>) {
-    let mut index: HashMap<(u32, u32), usize> = HashMap::new();
-    let (mut list, mut uses) = (Vec::new(), Vec::new());
-    for t in triangles {
-        for k in 0..3 {
-            let (a, b) = (t[k], t[(k + 1) % 3]);
-            let key = (a.min(b), a.max(b));
-            let e = *index.entry(key).or_insert_with(|| {
-                list.push([key.0, key.1]);
-                uses.push(0);
-                list.len() - 1
-            });
-            uses[e] += 1;
-        }
-    }
-    (list, uses)
-}
+pub use crate::model::edges;
 
 impl MeshBody {
     /// Adds the mesh as body `name`; returns the index of its first particle.

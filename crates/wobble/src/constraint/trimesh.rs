@@ -67,7 +67,7 @@ impl TriMesh {
         if let Some(k) = triangles.iter().position(|t| t.iter().any(|&i| i as usize >= vertices.len())) {
             return Err(TriMeshError::BadIndex(k + 1));
         }
-        let (edges, uses) = crate::build::mesh::edges(&triangles);
+        let (edges, uses) = crate::model::edges(&triangles);
         let closed = !edges.is_empty() && uses.iter().all(|&u| u == 2);
         if closed {
             let vol: f64 = triangles

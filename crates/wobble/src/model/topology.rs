@@ -5,6 +5,7 @@
 //! the topology keeps what every stage shares: which particles form which body and
 //! which triangles draw, pick and bound it.
 
+use std::collections::HashMap;
 use std::ops::Range;
 
 use glam::DVec3;
@@ -139,4 +140,25 @@ pub fn loop_area_xy(lines: &[[u32; 2]], x: &Vec3s) -> f64 {
 pub fn triangle_normal(t: [u32; 3], x: &Vec3s) -> DVec3 {
     let [a, b, c] = t.map(|i| x.get(i as usize));
     (b - a).cross(c - a)
+}
+
+/// Unique undirected edges of `triangles` in first-seen order, and for each the
+/// number of triangles that use it.
+#[must_use]
+pub fn edges(triangles: &[[u32; 3]]) -> (Vec<[u32; 2]>, Vec<u32>) {
+    let mut index: HashMap<(u32, u32), usize> = HashMap::new();
+    let (mut list, mut uses) = (Vec::new(), Vec::new());
+    for t in triangles {
+        for k in 0..3 {
+            let (a, b) = (t[k], t[(k + 1) % 3]);
+            let key = (a.min(b), a.max(b));
+            let e = *index.entry(key).or_insert_with(|| {
+                list.push([key.0, key.1]);
+                uses.push(0);
+                list.len() - 1
+            });
+            uses[e] += 1;
+        }
+    }
+    (list, uses)
 }
