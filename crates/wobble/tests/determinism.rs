@@ -1,4 +1,4 @@
-//! Bitwise determinism across rayon thread counts (force/mod.rs, force/spring.rs,
+//! Bitwise determinism across rayon thread counts (force/mod.rs, force/spring/,
 //! par.rs): every particle receives the same force contributions in the same order
 //! whatever the number of blocks or threads, so whole runs must agree to the bit.
 //! Floating-point addition is not associative, so any schedule-dependent summation

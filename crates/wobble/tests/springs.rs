@@ -1,5 +1,5 @@
 //! Linear springs with relative-velocity damping (physics notes §1,
-//! `force/spring.rs`):
+//! `force/spring/`):
 //!
 //! f_a = [ k (r − L) + c (v_b − v_a)·n ] n,  f_b = −f_a,  n = (x_b − x_a)/r,
 //! E = ½ k (r − L)².

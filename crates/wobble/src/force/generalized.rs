@@ -424,7 +424,7 @@ impl GeneralizedSprings {
         let (a, b) = (sp.a as usize, sp.b as usize);
         let (xa, xb, va, vb) = (state.x.get(a), state.x.get(b), state.v.get(a), state.v.get(b));
         // Stretch and linear damping: the operations of the plain spring kernel
-        // (force/spring.rs `scalar_force`), in the same order, so that a generalized
+        // (force/spring/kernel.rs `scalar_force`), in the same order, so that a generalized
         // spring without bend or twist gives the same bits.
         let (mut dx, mut dy, mut dz) = (xb.x - xa.x, xb.y - xa.y, xb.z - xa.z);
         let l = (dx * dx + dy * dy + dz * dz).sqrt();
