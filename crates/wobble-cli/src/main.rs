@@ -11,6 +11,7 @@ use wobble_scene::{Scene, SceneError, Source};
 mod experiments;
 mod image;
 mod interrupt;
+mod memory;
 mod output;
 mod plot;
 mod render;
@@ -57,6 +58,10 @@ enum Command {
         /// files its run.json proves are its own are removed).
         #[arg(long, conflicts_with = "resume")]
         overwrite: bool,
+        /// Refuse to start when the run's memory estimate exceeds SIZE (bytes, or
+        /// with K, M, G, T: `512M`, `4G`). Default: the memory available now.
+        #[arg(long, value_name = "SIZE", value_parser = memory::parse_size)]
+        max_memory: Option<u64>,
         /// Continue the interrupted run in DIR from its checkpoint, bit for bit.
         #[arg(long, value_name = "DIR", conflicts_with_all = ["duration", "steps", "out", "no_frames"])]
         resume: Option<PathBuf>,
@@ -181,6 +186,7 @@ pub fn load_scene(path: Option<&Path>) -> Result<Scene, SceneError> {
 }
 
 fn main() -> ExitCode {
+    memory::mark_start();
     // Keep file:line:col and paths on one line, whatever the terminal width.
     let _ = miette::set_hook(Box::new(|_| Box::new(miette::MietteHandlerOpts::new().wrap_lines(false).build())));
     let cli = Cli::parse();
@@ -194,7 +200,7 @@ fn main() -> ExitCode {
         return ExitCode::from(2);
     }
     match cli.command {
-        Command::Run { scene, duration, steps, out, no_frames, quiet, overwrite, resume } => {
+        Command::Run { scene, duration, steps, out, no_frames, quiet, overwrite, max_memory, resume } => {
             if let Some(d) = duration
                 && !(d.is_finite() && d >= 0.0)
             {
@@ -202,7 +208,7 @@ fn main() -> ExitCode {
                 return ExitCode::from(2);
             }
             let result = match resume {
-                Some(dir) => run::resume(&dir, quiet),
+                Some(dir) => run::resume(&dir, quiet, max_memory),
                 None => {
                     let scene = match load_scene(scene.as_deref()) {
                         Ok(s) => s,
@@ -211,7 +217,7 @@ fn main() -> ExitCode {
                             return ExitCode::from(2);
                         }
                     };
-                    let opts = run::RunOptions { duration, steps, out, no_frames, quiet, overwrite };
+                    let opts = run::RunOptions { duration, steps, out, no_frames, quiet, overwrite, max_memory };
                     run::run(&scene, &opts)
                 }
             };

@@ -112,7 +112,7 @@ impl<'a> Sink<'a> {
     fn push(&mut self, g: &Geometry) -> Result<(), String> {
         write_png(&self.opts.out, self.written, &render(g, &self.view))?;
         if let Some((small, stride)) = &self.gif
-            && self.written % stride == 0
+            && self.written.is_multiple_of(*stride)
         {
             self.gif_images.push(render(g, small));
         }
@@ -162,6 +162,9 @@ pub fn render_scene(scene: &Scene, opts: &RenderOptions) -> Result<usize, String
         .steps
         .or_else(|| opts.duration.map(|d| (d / dt - 1e-9).ceil().max(0.0) as u64))
         .unwrap_or_else(|| scene.simulation.total_steps());
+    if steps > wobble_scene::input::MAX_STEPS {
+        return Err(format!("{steps} steps exceed the limit of {} steps", wobble_scene::input::MAX_STEPS));
+    }
     let every = opts
         .every
         .or(scene.output.frame_every.filter(|&k| k > 0))
