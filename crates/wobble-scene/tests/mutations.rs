@@ -11,6 +11,7 @@
 //! (`scripts/fuzz-readers.sh` runs 10 000).
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::time::Duration;
 
@@ -262,6 +263,7 @@ fn mutated_scenes_never_panic_hang_or_lose_the_line() {
     let seeds = scene_seeds();
     let mut runner = TestRunner::new(Config { cases: cases(), failure_persistence: None, ..Config::default() });
     let strategy = (0..seeds.len(), proptest::collection::vec(mutation(), 1..4));
+    let (accepted, refused) = (AtomicUsize::new(0), AtomicUsize::new(0));
     runner
         .run(&strategy, |(seed, edits)| {
             let mut bytes = seeds[seed].clone().into_bytes();
@@ -270,8 +272,12 @@ fn mutated_scenes_never_panic_hang_or_lose_the_line() {
             }
             let shown = String::from_utf8_lossy(&bytes).into_owned();
             match within_deadline(shown.clone(), move || scene_case(bytes))? {
-                Ok(()) => Ok(()),
+                Ok(()) => {
+                    accepted.fetch_add(1, Ordering::Relaxed);
+                    Ok(())
+                }
                 Err((message, line, lines)) => {
+                    refused.fetch_add(1, Ordering::Relaxed);
                     prop_assert!(line >= 1 && line <= lines, "error names line {line} of {lines}: {message}\n{shown}");
                     prop_assert!(
                         message.starts_with("mutant.toml:") || message.contains("line "),
@@ -286,6 +292,7 @@ fn mutated_scenes_never_panic_hang_or_lose_the_line() {
             }
         })
         .unwrap();
+    println!("scene reader: {} mutants accepted, {} refused with a line", accepted.into_inner(), refused.into_inner());
 }
 
 #[test]
@@ -293,6 +300,7 @@ fn mutated_obj_files_never_panic_hang_or_lose_the_line() {
     let seeds = obj_seeds();
     let mut runner = TestRunner::new(Config { cases: cases(), failure_persistence: None, ..Config::default() });
     let strategy = (0..seeds.len(), proptest::collection::vec(mutation(), 1..4));
+    let (accepted, refused, not_text) = (AtomicUsize::new(0), AtomicUsize::new(0), AtomicUsize::new(0));
     runner
         .run(&strategy, |(seed, edits)| {
             let mut bytes = seeds[seed].clone().into_bytes();
@@ -300,12 +308,17 @@ fn mutated_obj_files_never_panic_hang_or_lose_the_line() {
                 apply(&mut bytes, m);
             }
             let Ok(text) = wobble_scene::input::text_of(bytes.clone()) else {
+                not_text.fetch_add(1, Ordering::Relaxed);
                 return Ok(()); // refused before parsing, as a scene is (tested above)
             };
             let lines = text.split('\n').count();
             let shown = text.clone();
             let result = within_deadline(shown.clone(), move || wobble::build::obj::parse(&text).map(|_| ()))?;
+            if result.is_ok() {
+                accepted.fetch_add(1, Ordering::Relaxed);
+            }
             if let Err(e) = result {
+                refused.fetch_add(1, Ordering::Relaxed);
                 prop_assert!(e.line >= 1 && e.line <= lines, "error names line {} of {lines}: {e}\n{shown}", e.line);
                 prop_assert!(e.column >= 1, "column 0: {e}");
                 prop_assert!(!e.message.chars().any(char::is_control), "control character in: {e:?}");
@@ -313,4 +326,10 @@ fn mutated_obj_files_never_panic_hang_or_lose_the_line() {
             Ok(())
         })
         .unwrap();
+    println!(
+        "OBJ reader: {} mutants accepted, {} refused with a line, {} not text",
+        accepted.into_inner(),
+        refused.into_inner(),
+        not_text.into_inner()
+    );
 }
