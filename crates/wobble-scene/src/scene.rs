@@ -366,12 +366,14 @@ impl Scene {
     pub fn load(path: &Path) -> Result<Scene, SceneError> {
         let name = crate::input::printable(&path.display().to_string());
         let text = crate::input::read_text(path, crate::input::MAX_SCENE_BYTES).map_err(|e| {
-            let err = SceneError::new(&Source::new(name.clone(), ""), 0..0, format!("not a scene file: {e}"));
+            let src = Source::new(name.clone(), "");
             match e {
-                crate::input::ReadError::Io(_) => {
-                    err.with_help("check the path; `wobble run` with no scene runs the built-in default")
+                crate::input::ReadError::Io(why) => {
+                    SceneError::new(&src, 0..0, format!("cannot read the scene file: {why}"))
+                        .with_help("check the path; `wobble run` with no scene runs the built-in default")
                 }
-                _ => err.with_help("a scene is a TOML text file; see scenes/README.md"),
+                other => SceneError::new(&src, 0..0, format!("not a scene file: {other}"))
+                    .with_help("a scene is a TOML text file; see scenes/README.md"),
             }
         })?;
         let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
@@ -404,7 +406,9 @@ impl Scene {
             SceneError::new(&source, span, format!("invalid TOML: {}", e.message().trim()))
         })?;
         let top: Vec<&str> = doc.get_ref().iter().map(|(k, _)| k.get_ref().as_ref()).collect();
-        if !top.is_empty() && !top.iter().any(|k| SCENE_TABLES.contains(k)) {
+        // A misspelt table (`[simulaton]`) is a scene with a typo, reported below.
+        let scene_like = |k: &&str| SCENE_TABLES.contains(k) || nearest(k, SCENE_TABLES).is_some();
+        if !top.is_empty() && !top.iter().any(scene_like) {
             return Err(not_a_scene(&source, "it is TOML, but none of its tables is a scene table".into()));
         }
         crate::doc::check_numbers(&source, doc.get_ref())?;
@@ -486,8 +490,11 @@ const SCENE_TABLES: [&str; 9] =
 /// scene at all and is not quoted.
 fn looks_like_a_scene(text: &str) -> bool {
     text.lines().any(|l| {
-        let l = l.trim_start().trim_start_matches('[').trim_start();
-        SCENE_TABLES.iter().any(|t| l.starts_with(t))
+        let l = l.trim_start();
+        l.starts_with('[') && {
+            let name = l.trim_start_matches('[').trim_start();
+            SCENE_TABLES.iter().any(|t| name.starts_with(t))
+        }
     })
 }
 

@@ -106,6 +106,13 @@ fn proc_and_other_text_files_are_not_quoted() {
 }
 
 #[test]
+fn a_misspelt_scene_table_is_a_typo_not_a_foreign_file() {
+    let e = error("[simulaton]\ndt = 1e-3\n");
+    assert!(!e.to_string().contains("not a scene file"), "{e}");
+    assert!(!e.source.text.is_empty(), "{e}");
+}
+
+#[test]
 fn a_scene_with_a_syntax_error_is_still_quoted_with_its_line() {
     let e = error("[simulation]\ndt = = 1\n[[body]]\ntype = \"cloth\"\n");
     assert_eq!(e.line(), 2, "{e}");
