@@ -161,6 +161,29 @@ pub fn estimate(
     }
 }
 
+/// A lower bound of the world's memory read from the scene alone, before anything
+/// is built, bytes: the process, plus particles and springs of the bodies whose
+/// counts the scene states (cloth `nx × ny` with at least 4 springs per particle,
+/// lattices and grids `n₀ n₁ n₂` with at least 6, chains `count` with 1). Other
+/// bodies count as nothing here. It never exceeds [`estimate`] of the built world,
+/// so refusing on it never refuses a run the full estimate would allow; it stops a
+/// mistyped count before the build allocates gigabytes.
+#[must_use]
+pub fn estimate_before_build(scene: &wobble_scene::Scene) -> u64 {
+    use wobble_scene::BodyShape;
+    let per = |particles: u64, springs_each: u64| {
+        particles.saturating_mul(PARTICLE_BYTES.saturating_add(springs_each.saturating_mul(SPRING_BYTES)))
+    };
+    let bodies = scene.bodies.iter().map(|b| match &b.shape {
+        BodyShape::Cloth(c) => per((c.nx as u64).saturating_mul(c.ny as u64), 4),
+        BodyShape::Lattice(l) => per(l.n.iter().fold(1u64, |a, &k| a.saturating_mul(k as u64)), 6),
+        BodyShape::Grid(g) => per(g.n.iter().fold(1u64, |a, &k| a.saturating_mul(k as u64)), 6),
+        BodyShape::Chain(c) => per(c.count as u64, 1),
+        _ => 0,
+    });
+    bodies.fold(START_RSS.get().copied().unwrap_or(0) + PROCESS_BYTES, u64::saturating_add)
+}
+
 /// Parses a memory size: bytes, or a number with `K`, `M`, `G` or `T` (binary
 /// units, an optional `iB`/`B`), e.g. `512M`, `2GiB`, `1.5G`.
 pub fn parse_size(text: &str) -> Result<u64, String> {

@@ -356,6 +356,18 @@ fn check_memory(
 /// Runs `scene` into a new output folder, writing the manifest, frames,
 /// `metrics.csv`, checkpoints, `summary.json` and `timing.json`.
 pub fn run(scene: &Scene, opts: &RunOptions) -> Result<RunEnd, RunError> {
+    // Before the build allocates: a lower bound from the counts the scene states.
+    let before = crate::memory::estimate_before_build(scene);
+    if let Some(limit) = opts.max_memory.or_else(crate::memory::default_limit)
+        && before > limit
+    {
+        return Err(RunError::Refused(format!(
+            "this run needs at least {} for its bodies alone (from their particle counts), more than the \
+             limit of {}; shrink the scene or pass a larger --max-memory",
+            crate::memory::mib(before),
+            crate::memory::mib(limit)
+        )));
+    }
     let built = scene.build().map_err(RunError::Scene)?;
     for w in &built.world.warnings {
         eprintln!("warning: {w}");

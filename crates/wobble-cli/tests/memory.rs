@@ -80,13 +80,14 @@ fn a_run_above_max_memory_is_refused_with_the_estimate_and_leaves_nothing() {
     let path = dir.join("cloth.toml");
     std::fs::write(&path, scene("cloth", 60, "implicit-euler", false)).unwrap();
     let out = dir.join("out");
-    let o = wobble(&["run", path.to_str().unwrap(), "--out", out.to_str().unwrap(), "--max-memory", "8M"]);
+    let o = wobble(&["run", path.to_str().unwrap(), "--out", out.to_str().unwrap(), "--max-memory", "20M"]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     let t = text(&o);
-    assert!(t.contains("needs an estimated") && t.contains("MiB") && t.contains("--max-memory: 8.0 MiB"), "{t}");
+    assert!(t.contains("needs an estimated") && t.contains("MiB") && t.contains("--max-memory: 20.0 MiB"), "{t}");
     assert!(t.contains("implicit solve"), "the estimate's parts are not shown: {t}");
     assert!(!out.exists(), "a refused run created its output folder");
-    // The same run fits in 1 GiB.
+    // (20 MiB is above the lower bound from the counts, ~16 MiB, and below the full
+    // estimate, ~26 MiB: the full estimate refuses it.) The same run fits in 1 GiB.
     let o = wobble(&["run", path.to_str().unwrap(), "--out", out.to_str().unwrap(), "--max-memory", "1G", "-q"]);
     assert!(o.status.success(), "{}", text(&o));
     let o = wobble(&["run", path.to_str().unwrap(), "--max-memory", "lots"]);
@@ -103,4 +104,20 @@ fn info_prints_the_estimate() {
     assert!(o.status.success(), "{}", text(&o));
     let t = text(&o);
     assert!(t.contains("memory       estimated peak of `wobble run`:") && t.contains("contact"), "{t}");
+}
+
+#[test]
+fn a_mistyped_count_is_refused_before_the_world_is_built() {
+    // 4000 × 4000 particles is within the builders' cap (2²⁴) but needs gigabytes:
+    // refused from the counts alone, at once, with no output folder.
+    let dir = tmp("before");
+    let path = dir.join("huge.toml");
+    std::fs::write(&path, "[simulation]\nsteps = 10\n[[body]]\ntype = \"cloth\"\nnx = 4000\nny = 4000\n").unwrap();
+    let out = dir.join("out");
+    let t0 = std::time::Instant::now();
+    let o = wobble(&["run", path.to_str().unwrap(), "--out", out.to_str().unwrap(), "--max-memory", "1G"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("for its bodies alone"), "{}", text(&o));
+    assert!(t0.elapsed().as_secs_f64() < 5.0, "took {:?}: was the world built?", t0.elapsed());
+    assert!(!out.exists());
 }
