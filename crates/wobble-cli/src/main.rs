@@ -165,11 +165,24 @@ impl From<&SceneError> for SceneDiagnostic {
         let (line, col) = (e.line(), e.column());
         SceneDiagnostic {
             message: format!("{}:{line}:{col}: {}", e.source.name, e.message),
-            src: NamedSource::new(e.source.name.clone(), e.source.text.to_string()),
+            src: NamedSource::new(e.source.name.clone(), printable_excerpt(&e.source.text)),
             span: (e.span.start, e.span.len()).into(),
             help: e.help.clone(),
         }
     }
+}
+
+/// The scene text with every control character but newlines and tabs replaced by
+/// `?` (as many as its UTF-8 bytes, so spans still point at the same text): the
+/// excerpt under an error must not carry escape codes to the terminal.
+fn printable_excerpt(text: &str) -> String {
+    text.chars()
+        .flat_map(|c| {
+            let keep = !c.is_control() || matches!(c, '\n' | '\t' | '\r');
+            let n = if keep { 0 } else { c.len_utf8() };
+            std::iter::repeat_n('?', n).chain(keep.then_some(c))
+        })
+        .collect()
 }
 
 /// Prints a scene error with its source excerpt.
