@@ -11,6 +11,7 @@ use wobble_scene::{Scene, SceneError, Source};
 mod experiments;
 mod image;
 mod interrupt;
+mod memory;
 mod output;
 mod plot;
 mod render;
@@ -57,6 +58,10 @@ enum Command {
         /// files its run.json proves are its own are removed).
         #[arg(long, conflicts_with = "resume")]
         overwrite: bool,
+        /// Refuse to start when the run's memory estimate exceeds SIZE (bytes, or
+        /// with K, M, G, T: `512M`, `4G`). Default: the memory available now.
+        #[arg(long, value_name = "SIZE", value_parser = memory::parse_size)]
+        max_memory: Option<u64>,
         /// Continue the interrupted run in DIR from its checkpoint, bit for bit.
         #[arg(long, value_name = "DIR", conflicts_with_all = ["duration", "steps", "out", "no_frames"])]
         resume: Option<PathBuf>,
@@ -160,11 +165,24 @@ impl From<&SceneError> for SceneDiagnostic {
         let (line, col) = (e.line(), e.column());
         SceneDiagnostic {
             message: format!("{}:{line}:{col}: {}", e.source.name, e.message),
-            src: NamedSource::new(e.source.name.clone(), e.source.text.to_string()),
+            src: NamedSource::new(e.source.name.clone(), printable_excerpt(&e.source.text)),
             span: (e.span.start, e.span.len()).into(),
             help: e.help.clone(),
         }
     }
+}
+
+/// The scene text with every control character but newlines and tabs replaced by
+/// `?` (as many as its UTF-8 bytes, so spans still point at the same text): the
+/// excerpt under an error must not carry escape codes to the terminal.
+fn printable_excerpt(text: &str) -> String {
+    text.chars()
+        .flat_map(|c| {
+            let keep = !c.is_control() || matches!(c, '\n' | '\t' | '\r');
+            let n = if keep { 0 } else { c.len_utf8() };
+            std::iter::repeat_n('?', n).chain(keep.then_some(c))
+        })
+        .collect()
 }
 
 /// Prints a scene error with its source excerpt.
@@ -181,6 +199,7 @@ pub fn load_scene(path: Option<&Path>) -> Result<Scene, SceneError> {
 }
 
 fn main() -> ExitCode {
+    memory::mark_start();
     // Keep file:line:col and paths on one line, whatever the terminal width.
     let _ = miette::set_hook(Box::new(|_| Box::new(miette::MietteHandlerOpts::new().wrap_lines(false).build())));
     let cli = Cli::parse();
@@ -194,7 +213,7 @@ fn main() -> ExitCode {
         return ExitCode::from(2);
     }
     match cli.command {
-        Command::Run { scene, duration, steps, out, no_frames, quiet, overwrite, resume } => {
+        Command::Run { scene, duration, steps, out, no_frames, quiet, overwrite, max_memory, resume } => {
             if let Some(d) = duration
                 && !(d.is_finite() && d >= 0.0)
             {
@@ -202,7 +221,7 @@ fn main() -> ExitCode {
                 return ExitCode::from(2);
             }
             let result = match resume {
-                Some(dir) => run::resume(&dir, quiet),
+                Some(dir) => run::resume(&dir, quiet, max_memory),
                 None => {
                     let scene = match load_scene(scene.as_deref()) {
                         Ok(s) => s,
@@ -211,7 +230,7 @@ fn main() -> ExitCode {
                             return ExitCode::from(2);
                         }
                     };
-                    let opts = run::RunOptions { duration, steps, out, no_frames, quiet, overwrite };
+                    let opts = run::RunOptions { duration, steps, out, no_frames, quiet, overwrite, max_memory };
                     run::run(&scene, &opts)
                 }
             };

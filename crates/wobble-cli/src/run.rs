@@ -55,6 +55,9 @@ pub struct RunOptions {
     pub quiet: bool,
     /// Replace an earlier run's outputs in the folder.
     pub overwrite: bool,
+    /// Refuse to start when the memory estimate exceeds this, bytes (default:
+    /// [`crate::memory::default_limit`]).
+    pub max_memory: Option<u64>,
 }
 
 /// How a run ended.
@@ -314,16 +317,72 @@ fn open_fresh(out: &Path, overwrite: bool) -> Result<OutDir, RunError> {
     }
 }
 
+/// Estimates the run's memory and refuses it above `limit` (default: what the
+/// process holds plus the machine's available memory).
+fn check_memory(
+    world: &wobble::World,
+    scene: &Scene,
+    plan: &Plan,
+    limit: Option<u64>,
+    quiet: bool,
+) -> Result<(), RunError> {
+    let estimate = crate::memory::estimate(
+        world,
+        scene.simulation.integrator,
+        plan.steps,
+        plan.metrics_every,
+        plan.frame_every > 0,
+    );
+    let (limit, what) = match limit {
+        Some(l) => (Some(l), "--max-memory"),
+        None => (crate::memory::default_limit(), "the memory this machine has available (MemAvailable)"),
+    };
+    if let Some(limit) = limit
+        && estimate.total() > limit
+    {
+        return Err(RunError::Refused(format!(
+            "this run needs an estimated {}, more than {what}: {}; shrink the scene or pass a larger --max-memory",
+            estimate.summary(),
+            crate::memory::mib(limit)
+        )));
+    }
+    if !quiet {
+        println!("memory estimate: {}", estimate.summary());
+    }
+    crate::memory::record(estimate.total());
+    Ok(())
+}
+
 /// Runs `scene` into a new output folder, writing the manifest, frames,
 /// `metrics.csv`, checkpoints, `summary.json` and `timing.json`.
 pub fn run(scene: &Scene, opts: &RunOptions) -> Result<RunEnd, RunError> {
+    // Before the build allocates: a lower bound from the counts the scene states.
+    let before = crate::memory::estimate_before_build(scene);
+    if let Some(limit) = opts.max_memory.or_else(crate::memory::default_limit)
+        && before > limit
+    {
+        return Err(RunError::Refused(format!(
+            "this run needs at least {} for its bodies alone (from their particle counts), more than the \
+             limit of {}; shrink the scene or pass a larger --max-memory",
+            crate::memory::mib(before),
+            crate::memory::mib(limit)
+        )));
+    }
     let built = scene.build().map_err(RunError::Scene)?;
     for w in &built.world.warnings {
         eprintln!("warning: {w}");
     }
+    let plan = Plan::new(scene, opts);
+    if plan.steps > wobble_scene::input::MAX_STEPS {
+        return Err(RunError::Refused(format!(
+            "{} steps exceed the limit of {} steps; split the run or raise dt",
+            plan.steps,
+            wobble_scene::input::MAX_STEPS
+        )));
+    }
+    check_memory(&built.world, scene, &plan, opts.max_memory, opts.quiet)?;
     let out = opts.out.clone().unwrap_or_else(|| PathBuf::from("out").join(stem(scene)));
     let dir = open_fresh(&out, opts.overwrite)?;
-    let plan = Plan::new(scene, opts);
     let manifest = Manifest {
         format: MANIFEST_FORMAT.into(),
         format_version: MANIFEST_VERSION,
@@ -385,7 +444,7 @@ pub fn run(scene: &Scene, opts: &RunOptions) -> Result<RunEnd, RunError> {
 
 /// Continues the run in `dir` from its checkpoint (or from the start when it has
 /// none yet), bit for bit as if it had never stopped.
-pub fn resume(dir_path: &Path, quiet: bool) -> Result<RunEnd, RunError> {
+pub fn resume(dir_path: &Path, quiet: bool, max_memory: Option<u64>) -> Result<RunEnd, RunError> {
     let refused = |e: std::io::Error| RunError::Refused(e.to_string());
     if !dir_path.is_dir() {
         return Err(RunError::Refused(format!("{} is not a folder written by `wobble run`", dir_path.display())));
@@ -436,6 +495,7 @@ pub fn resume(dir_path: &Path, quiet: bool) -> Result<RunEnd, RunError> {
     }
     let Built { mut world, bodies } = scene.build().map_err(RunError::Scene)?;
     let plan = Plan::from_manifest(&manifest, formats);
+    check_memory(&world, &scene, &plan, max_memory, quiet)?;
     let checkpoint = match dir.read(Sub::Root, CHECKPOINT_NAME).map_err(refused)? {
         Some(bytes) => Some(Checkpoint::decode(&bytes, hash).map_err(|e| {
             RunError::Refused(format!("cannot resume from {}: {e}", dir_path.join(CHECKPOINT_NAME).display()))
@@ -603,6 +663,7 @@ fn step_loop(
         "output_share": outputs.writing / wall.max(1e-12),
         "threads": rayon::current_num_threads(),
         "peak_memory_mb": peak_memory_mb(),
+        "memory_estimate_mb": crate::memory::recorded().map(|b| b as f64 / f64::from(1 << 20)),
     });
     let finished = (|| {
         let text = serde_json::to_string_pretty(&timing).map_err(std::io::Error::other)? + "\n";
@@ -783,6 +844,9 @@ pub fn info_text(scene: &Scene, built: &Built) -> String {
             w.constraints.iter().map(|c| c.name().to_owned()).collect::<Vec<_>>().join(", ")
         }
     );
+    let plan = Plan::new(scene, &RunOptions::default());
+    let estimate = crate::memory::estimate(w, sim.integrator, plan.steps, plan.metrics_every, plan.frame_every > 0);
+    let _ = writeln!(s, "memory       estimated peak of `wobble run`: {}", estimate.summary());
     let stab = w.stability();
     let (omega, particle) = stab.omega_max();
     let _ = writeln!(s, "stiffness    highest angular frequency bound ω = {omega:.4e} rad/s (particle {particle})");

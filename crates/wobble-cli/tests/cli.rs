@@ -364,3 +364,15 @@ fn cubic_force_curves_write_the_figure_columns() {
     let md = std::fs::read_to_string(dir.join("summary.md")).unwrap();
     assert!(md.contains("**Result: PASS**"), "{md}");
 }
+
+#[test]
+fn a_scene_excerpt_never_carries_escape_codes() {
+    // A raw ESC in a comment is invalid TOML; the error quotes the line, and the
+    // excerpt must show it defanged.
+    let path = write_scene("escape", "[[body]]\ntype = \"cloth\" # \u{1b}]0;pwned\u{7}\n");
+    let o = wobble(&["validate", path.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let t = text(&o);
+    assert!(!t.contains('\u{1b}') && !t.contains('\u{7}'), "control characters reach the terminal: {t:?}");
+    assert!(t.contains("scene.toml:2"), "{t}");
+}

@@ -203,7 +203,49 @@ impl Scene {
             let params = DragSpringParams { stiffness: d.stiffness, damping: d.damping };
             world.scripts.push(ScriptedDrag::new(d.start, d.end, pick, d.target, d.ramp, params));
         }
+        self.check_frequencies(&world, &bodies)?;
         Ok(Built { world, bodies })
+    }
+
+    /// Refuses a world whose stiffest mode is so fast (ω above
+    /// [`MAX_OMEGA`](crate::input::MAX_OMEGA), or not finite) that the stable time
+    /// step underflows: a stiffness too large or a mass too small for any run.
+    fn check_frequencies(&self, world: &World, bodies: &[BuiltBody]) -> Result<(), SceneError> {
+        let max = crate::input::MAX_OMEGA;
+        let stab = world.stability();
+        let bad = stab
+            .lambda
+            .iter()
+            .zip(&stab.gamma)
+            .position(|(&l, &g)| !(l.is_finite() && l.sqrt() <= max && g.is_finite() && g <= max));
+        let Some(i) = bad else {
+            return Ok(());
+        };
+        let (l, g) = (stab.lambda[i], stab.gamma[i]);
+        let body = bodies.iter().position(|b| b.particles.contains(&i));
+        let (span, name) = match body {
+            Some(k) => {
+                let spec = &self.bodies[k];
+                let key = ["mass", "stiffness", "springs"].into_iter().find(|k| spec.key_spans.contains_key(*k));
+                (key.and_then(|k| spec.key_spans.get(k).cloned()).unwrap_or(spec.span.clone()), spec.name.as_str())
+            }
+            None => (self.bodies.first().map_or(0..0, |b| b.span.clone()), "?"),
+        };
+        let what = if l.is_finite() && l.sqrt() <= max {
+            format!("damping rate {g:.3e} 1/s")
+        } else {
+            format!("angular frequency ω = {:.3e} rad/s", l.sqrt())
+        };
+        Err(SceneError::new(
+            &self.source,
+            span,
+            format!(
+                "body `{name}`: particle {i} has an {what}, above the limit of {max:e}: the stable time step \
+                 underflows (below {:.1e} s)",
+                2.0 / max
+            ),
+        )
+        .with_help("the stiffness is too large or the mass too small; check their units (N/m, kg)"))
     }
 
     /// Reads a mesh collider's OBJ file (relative to the scene), scaled and moved.
@@ -217,15 +259,23 @@ impl Scene {
     ) -> Result<std::sync::Arc<wobble::constraint::TriMesh>, SceneError> {
         let path = self.base_dir.join(file);
         let fail = |msg: String| SceneError::new(&self.source, span.clone(), msg);
-        let text = std::fs::read_to_string(&path).map_err(|e| {
-            fail(format!("cannot read mesh file `{}`: {e}", path.display()))
-                .with_help("mesh paths are relative to the scene file's directory")
-        })?;
-        let mesh = obj::parse(&text).map_err(|e| fail(format!("mesh file `{}`: {e}", path.display())))?;
+        let mesh = self.load_mesh(file, span.clone())?;
         let vertices = mesh.vertices.iter().map(|v| *v * scale + offset).collect();
         wobble::constraint::TriMesh::new(vertices, mesh.triangles, thickness)
             .map(std::sync::Arc::new)
             .map_err(|e| fail(format!("mesh file `{}`: {e}", path.display())))
+    }
+
+    /// Reads the OBJ file `file` (relative to the scene) for the key at `span`: a
+    /// regular UTF-8 file of at most [`MAX_MESH_BYTES`](crate::input::MAX_MESH_BYTES).
+    pub(crate) fn load_mesh(&self, file: &str, span: Range<usize>) -> Result<obj::ObjMesh, SceneError> {
+        let path = self.base_dir.join(file);
+        let shown = crate::input::printable(&path.display().to_string());
+        let text = crate::input::read_text(&path, crate::input::MAX_MESH_BYTES).map_err(|e| {
+            SceneError::new(&self.source, span.clone(), format!("cannot read mesh file `{shown}`: {e}"))
+                .with_help("mesh paths are relative to the scene file's directory; a mesh is a Wavefront OBJ text file")
+        })?;
+        obj::parse(&text).map_err(|e| SceneError::new(&self.source, span, format!("mesh file `{shown}`: {e}")))
     }
 
     fn err(&self, span: Range<usize>, e: &BuildError) -> SceneError {
@@ -272,19 +322,8 @@ impl Scene {
                 Grid::None
             }
             BodyShape::Mesh { file, scale, translate, mass, structural, radius } => {
-                let path = self.base_dir.join(file);
                 let span = spec.key_spans.get("file").cloned().unwrap_or(spec.span.clone());
-                let text = std::fs::read_to_string(&path).map_err(|e| {
-                    SceneError::new(
-                        &self.source,
-                        span.clone(),
-                        format!("cannot read mesh file `{}`: {e}", path.display()),
-                    )
-                    .with_help("mesh paths are relative to the scene file's directory")
-                })?;
-                let mesh = obj::parse(&text).map_err(|e| {
-                    SceneError::new(&self.source, span.clone(), format!("mesh file `{}`: {e}", path.display()))
-                })?;
+                let mesh = self.load_mesh(file, span)?;
                 let body = MeshBody {
                     mesh,
                     scale: *scale,

@@ -294,3 +294,56 @@ pub fn vec3(v: &Value<'_>) -> Option<DVec3> {
     }
     Some(DVec3::new(number(&a[0])?, number(&a[1])?, number(&a[2])?))
 }
+
+/// Deepest nesting of tables and arrays a scene may use (scenes need 4).
+pub const MAX_DEPTH: usize = 32;
+
+/// Rejects every number in `table` (at any depth) that is not finite or exceeds
+/// [`MAX_MAGNITUDE`](crate::input::MAX_MAGNITUDE), naming its key and line: TOML
+/// itself accepts `inf`, `nan` and `1e400` (which reads as infinity), and one such
+/// value in a motion, velocity or camera would otherwise poison the run.
+pub fn check_numbers(src: &Source, table: &DeTable<'_>) -> Result<(), SceneError> {
+    for (key, value) in table.iter() {
+        check_value(src, key.get_ref(), value, 1)?;
+    }
+    Ok(())
+}
+
+fn check_value(src: &Source, key: &str, v: &Value<'_>, depth: usize) -> Result<(), SceneError> {
+    if depth > MAX_DEPTH {
+        return Err(SceneError::new(src, v.span(), format!("`{key}` is nested deeper than {MAX_DEPTH} levels")));
+    }
+    match v.get_ref() {
+        DeValue::Float(_) | DeValue::Integer(_) => {
+            let Some(x) = number(v) else {
+                return Err(SceneError::new(src, v.span(), format!("`{key}` holds a number that cannot be read")));
+            };
+            if !x.is_finite() {
+                return Err(SceneError::new(src, v.span(), format!("`{key}` = {x} is not a finite number"))
+                    .with_help("every number in a scene must be finite"));
+            }
+            if x.abs() > crate::input::MAX_MAGNITUDE {
+                return Err(SceneError::new(
+                    src,
+                    v.span(),
+                    format!(
+                        "`{key}` = {x:e} is beyond ±{:e}, the largest magnitude a scene may use",
+                        crate::input::MAX_MAGNITUDE
+                    ),
+                ));
+            }
+        }
+        DeValue::Array(a) => {
+            for item in a {
+                check_value(src, key, item, depth + 1)?;
+            }
+        }
+        DeValue::Table(t) => {
+            for (k, item) in t.iter() {
+                check_value(src, k.get_ref(), item, depth + 1)?;
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}

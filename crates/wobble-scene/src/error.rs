@@ -49,13 +49,14 @@ impl SceneError {
     /// An error at `span` of `source`.
     #[must_use]
     pub fn new(source: &Source, span: Range<usize>, message: impl Into<String>) -> Self {
-        Self { source: source.clone(), span, message: message.into(), help: None }
+        // Messages echo scene text (names, keys): never let it carry escape codes.
+        Self { source: source.clone(), span, message: crate::input::printable(&message.into()), help: None }
     }
 
     /// Adds advice.
     #[must_use]
     pub fn with_help(mut self, help: impl Into<String>) -> Self {
-        self.help = Some(help.into());
+        self.help = Some(crate::input::printable(&help.into()));
         self
     }
 

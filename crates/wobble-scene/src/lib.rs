@@ -26,6 +26,7 @@
 mod build;
 pub mod doc;
 pub mod error;
+pub mod input;
 pub mod oriented;
 pub mod rigid;
 mod scene;

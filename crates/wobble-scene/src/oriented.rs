@@ -10,7 +10,6 @@ use glam::DVec3;
 use wobble::build::gmesh::GeneralizedMesh;
 use wobble::build::jelly::JellyCube;
 use wobble::build::mobile::{Hanging, Mobile, MobileBar, Pendant};
-use wobble::build::obj;
 use wobble::build::rod::Rod;
 use wobble::build::sheet::Sheet;
 use wobble::build::{BuildError, WorldBuilder};
@@ -273,15 +272,8 @@ pub(crate) fn build(
             s.build(b, name).map_err(at)?;
         }
         OrientedSpec::Mesh { file, scale, translate, mass, radius, springs } => {
-            let path = scene.base_dir.join(file);
             let span = spec.key_spans.get("file").cloned().unwrap_or(spec.span.clone());
-            let text = std::fs::read_to_string(&path).map_err(|e| {
-                SceneError::new(&scene.source, span.clone(), format!("cannot read mesh file `{}`: {e}", path.display()))
-                    .with_help("mesh paths are relative to the scene file's directory")
-            })?;
-            let mesh = obj::parse(&text).map_err(|e| {
-                SceneError::new(&scene.source, span.clone(), format!("mesh file `{}`: {e}", path.display()))
-            })?;
+            let mesh = scene.load_mesh(file, span)?;
             GeneralizedMesh {
                 mesh,
                 scale: *scale,

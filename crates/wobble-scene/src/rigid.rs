@@ -197,7 +197,10 @@ pub(crate) fn read_attach(t: &Table<'_, '_>, bodies: &[BodySpec], index: usize) 
         Some(s) => read_spring(&s, DEFAULT_ATTACH_SPRING)?,
         None => DEFAULT_ATTACH_SPRING,
     };
-    let name = t.str("name")?.map_or_else(|| format!("attach-{}", index + 1), str::to_owned);
+    let name = match t.str("name")? {
+        Some(n) => crate::scene::checked_name(t, "name", n.to_owned())?,
+        None => format!("attach-{}", index + 1),
+    };
     t.finish()?;
     Ok(AttachSpec { name, rigid, body, select, offsets, rest, spring, span: t.span() })
 }

@@ -361,27 +361,57 @@ pub struct DragSpec {
 }
 
 impl Scene {
-    /// Reads a scene from a file.
+    /// Reads a scene from a file: a regular UTF-8 file of at most
+    /// [`MAX_SCENE_BYTES`](crate::input::MAX_SCENE_BYTES) (see [`crate::input`]).
     pub fn load(path: &Path) -> Result<Scene, SceneError> {
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            SceneError::new(
-                &Source::new(path.display().to_string(), ""),
-                0..0,
-                format!("cannot read the scene file: {e}"),
-            )
-            .with_help("check the path; `wobble run` with no scene runs the built-in default")
+        let name = crate::input::printable(&path.display().to_string());
+        let text = crate::input::read_text(path, crate::input::MAX_SCENE_BYTES).map_err(|e| {
+            let src = Source::new(name.clone(), "");
+            match e {
+                crate::input::ReadError::Io(why) => {
+                    SceneError::new(&src, 0..0, format!("cannot read the scene file: {why}"))
+                        .with_help("check the path; `wobble run` with no scene runs the built-in default")
+                }
+                other => SceneError::new(&src, 0..0, format!("not a scene file: {other}"))
+                    .with_help("a scene is a TOML text file; see scenes/README.md"),
+            }
         })?;
         let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
-        Scene::parse(Source::new(path.display().to_string(), text), base)
+        Scene::parse(Source::new(name, text), base)
     }
 
     /// Reads a scene from text; `base_dir` resolves relative mesh paths.
+    ///
+    /// Text that is neither TOML nor names any scene table (a file passed by
+    /// mistake) is reported as "not a scene file" without quoting it.
     pub fn parse(source: Source, base_dir: PathBuf) -> Result<Scene, SceneError> {
         let text = source.text.clone();
+        if text.len() as u64 > crate::input::MAX_SCENE_BYTES {
+            return Err(SceneError::new(
+                &Source::new(source.name.clone(), ""),
+                0..0,
+                "not a scene file: it is larger than the 16 MiB limit",
+            ));
+        }
+        if let Some(at) = text.find('\0') {
+            let line = source.line_col(at).0;
+            return Err(not_a_scene(&source, format!("line {line} holds a NUL byte, so it is not text")));
+        }
         let doc = DeTable::parse(&text).map_err(|e| {
             let span = e.span().unwrap_or(0..0);
+            if !looks_like_a_scene(&text) {
+                let line = source.line_col(span.start).0;
+                return not_a_scene(&source, format!("it is not TOML (line {line}) and names no scene table"));
+            }
             SceneError::new(&source, span, format!("invalid TOML: {}", e.message().trim()))
         })?;
+        let top: Vec<&str> = doc.get_ref().iter().map(|(k, _)| k.get_ref().as_ref()).collect();
+        // A misspelt table (`[simulaton]`) is a scene with a typo, reported below.
+        let scene_like = |k: &&str| SCENE_TABLES.contains(k) || nearest(k, SCENE_TABLES).is_some();
+        if !top.is_empty() && !top.iter().any(scene_like) {
+            return Err(not_a_scene(&source, "it is TOML, but none of its tables is a scene table".into()));
+        }
+        crate::doc::check_numbers(&source, doc.get_ref())?;
         let root = Table::new(&source, doc.get_ref(), doc.span(), "the scene");
         let simulation = match root.table("simulation")? {
             Some(t) => read_simulation(&t)?,
@@ -451,6 +481,39 @@ impl Scene {
     }
 }
 
+/// Top-level tables of a scene, for telling a scene from another file.
+const SCENE_TABLES: [&str; 9] =
+    ["simulation", "output", "body", "driver", "collider", "drag", "attach", "camera", "contact"];
+
+/// True when some line opens a scene table (`[simulation]`, `[[body]]`…): then a
+/// TOML error is worth showing with its line; otherwise the file is likely not a
+/// scene at all and is not quoted.
+fn looks_like_a_scene(text: &str) -> bool {
+    text.lines().any(|l| {
+        let l = l.trim_start();
+        l.starts_with('[') && {
+            let name = l.trim_start_matches('[').trim_start();
+            SCENE_TABLES.iter().any(|t| name.starts_with(t))
+        }
+    })
+}
+
+/// "not a scene file", pointing at nothing so that no excerpt of the file is shown.
+fn not_a_scene(source: &Source, why: String) -> SceneError {
+    SceneError::new(
+        &Source::new(source.name.clone(), ""),
+        0..0,
+        format!("not a scene file: {why}; its contents are not shown"),
+    )
+    .with_help("a scene is a TOML file with [simulation] and [[body]] tables; see scenes/README.md")
+}
+
+/// Checks a name read at `key` of `t` (see [`crate::input::check_name`]).
+pub(crate) fn checked_name(t: &Table<'_, '_>, key: &str, name: String) -> Result<String, SceneError> {
+    crate::input::check_name(&name).map_err(|why| t.error(t.span_of(key), format!("`{key}`: {why}")))?;
+    Ok(name)
+}
+
 fn read_contact(t: &Table<'_, '_>) -> Result<wobble::contact::ContactSettings, SceneError> {
     let d = wobble::contact::ContactSettings::default();
     let restitution = t.f64_or("restitution", d.restitution)?;
@@ -493,6 +556,13 @@ fn read_simulation(t: &Table<'_, '_>) -> Result<Simulation, SceneError> {
         None => None,
     };
     let steps = t.usize("steps")?.map(|s| s as u64);
+    if let Some(s) = steps
+        && s > crate::input::MAX_STEPS
+    {
+        return Err(t
+            .error(t.span_of("steps"), format!("`steps` = {s} exceeds the limit of {} steps", crate::input::MAX_STEPS))
+            .with_help("split the run, or raise `dt`"));
+    }
     let gravity = t.vec3_or("gravity", DVec3::new(0.0, -wobble::force::gravity::STANDARD_GRAVITY, 0.0))?;
     if !gravity.is_finite() {
         return Err(t.error(t.span_of("gravity"), "`gravity` must be finite"));
@@ -513,6 +583,21 @@ fn read_simulation(t: &Table<'_, '_>) -> Result<Simulation, SceneError> {
     let accept_unconverged = t.bool("cg_accept_unconverged")?.unwrap_or(false);
     let solver = wobble::solve::CgSettings { tolerance, max_iterations, accept_unconverged };
     t.finish()?;
+    if steps.is_none() {
+        let planned = duration.unwrap_or(DEFAULT_DURATION) / dt;
+        if planned > crate::input::MAX_STEPS as f64 {
+            let at = if t.has("duration") { t.span_of("duration") } else { t.span_of("dt") };
+            return Err(t
+                .error(
+                    at,
+                    format!(
+                        "`duration` / `dt` = {planned:.3e} steps exceeds the limit of {} steps",
+                        crate::input::MAX_STEPS
+                    ),
+                )
+                .with_help("split the run, or raise `dt`"));
+        }
+    }
     Ok(Simulation { integrator, dt, duration, steps, gravity, air_drag, verlet_drag, constraint_iterations, solver })
 }
 
@@ -658,7 +743,10 @@ pub(crate) fn read_springs(
 
 fn read_body(t: &Table<'_, '_>) -> Result<BodySpec, SceneError> {
     let kind = t.str("type")?.ok_or_else(|| t.missing("type", &format!("one of {}", BODY_TYPES.join(", "))))?;
-    let name = t.str("name")?.unwrap_or(kind).to_owned();
+    let name = match t.str("name")? {
+        Some(n) => checked_name(t, "name", n.to_owned())?,
+        None => kind.to_owned(),
+    };
     let velocity = t.vec3_or("velocity", DVec3::ZERO)?;
     let radius = t.non_negative("particle_radius", 0.0, "m")?;
     let mass = t.positive("mass", Some(1.0), "kg")?;
@@ -1091,7 +1179,10 @@ fn read_driver(t: &Table<'_, '_>, names: &[&str], index: usize) -> Result<Driver
     let select = t.table("select")?.ok_or_else(|| t.missing("select", "a particle selection"))?;
     let select = read_selection(&select)?;
     let motion = read_motion(t)?;
-    let name = t.str("name")?.map_or_else(|| format!("driver-{}", index + 1), str::to_owned);
+    let name = match t.str("name")? {
+        Some(n) => checked_name(t, "name", n.to_owned())?,
+        None => format!("driver-{}", index + 1),
+    };
     t.finish()?;
     Ok(DriverSpec { name, body, select, motion, span: t.span() })
 }
@@ -1158,12 +1249,11 @@ fn read_collider(t: &Table<'_, '_>, index: usize) -> Result<ColliderSpec, SceneE
     }
     let friction = t.non_negative("friction", d.friction, "")?;
     let motion = read_motion(t)?;
-    let name = t.str("name")?.map_or_else(
-        || {
-            if kind == "room" { "room".to_owned() } else { format!("{kind}-{}", index + 1) }
-        },
-        str::to_owned,
-    );
+    let name = match t.str("name")? {
+        Some(n) => checked_name(t, "name", n.to_owned())?,
+        None if kind == "room" => "room".to_owned(),
+        None => format!("{kind}-{}", index + 1),
+    };
     t.finish()?;
     Ok(ColliderSpec { name, shape, surface: Surface { restitution, friction }, motion, span: t.span() })
 }

@@ -7,7 +7,6 @@
 use std::ops::Range;
 
 use glam::DVec3;
-use wobble::build::obj;
 use wobble::build::pair::Pair;
 use wobble::build::ring::Ring;
 use wobble::build::sphere::SphereMesh;
@@ -228,15 +227,8 @@ pub(crate) fn build(
         BodyShape::Ring(r) => r.build(b, name).map_err(at)?,
         BodyShape::PressureSphere(s) => s.build(b, name).map_err(at)?,
         BodyShape::PressureMesh(m) => {
-            let path = scene.base_dir.join(&m.file);
             let span = spec.key_spans.get("file").cloned().unwrap_or(spec.span.clone());
-            let text = std::fs::read_to_string(&path).map_err(|e| {
-                SceneError::new(&scene.source, span.clone(), format!("cannot read mesh file `{}`: {e}", path.display()))
-                    .with_help("mesh paths are relative to the scene file's directory")
-            })?;
-            let mesh = obj::parse(&text).map_err(|e| {
-                SceneError::new(&scene.source, span.clone(), format!("mesh file `{}`: {e}", path.display()))
-            })?;
+            let mesh = scene.load_mesh(&m.file, span)?;
             let thickness = (m.layers == 2).then(|| {
                 m.thickness.unwrap_or_else(|| {
                     let n = mesh.vertices.len().max(1) as f64;

@@ -66,60 +66,122 @@ fn write_png(dir: &Path, k: usize, img: &Image) -> Result<(), String> {
     img.save_png(&path).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
-/// Renders frames of `geometries` (already computed) to PNG and, when asked, a GIF.
-fn finish(frames: Vec<Geometry>, mut view: View, opts: &RenderOptions, dt_frame: f64) -> Result<usize, String> {
-    std::fs::create_dir_all(&opts.out).map_err(|e| format!("cannot create {}: {e}", opts.out.display()))?;
-    let (mut lo, mut hi) = (DVec3::INFINITY, DVec3::NEG_INFINITY);
-    for g in &frames {
-        let (a, b) = g.bounds();
-        lo = lo.min(a);
-        hi = hi.max(b);
-        if let Some(y) = g.floor {
-            lo.y = lo.y.min(y);
-        }
+/// Widens `lo`–`hi` to hold `g` (and its floor, if any).
+fn grow(bounds: &mut (DVec3, DVec3), g: &Geometry) {
+    let (a, b) = g.bounds();
+    bounds.0 = bounds.0.min(a);
+    bounds.1 = bounds.1.max(b);
+    if let Some(y) = g.floor {
+        bounds.0.y = bounds.0.y.min(y);
     }
-    settle_camera(&mut view, lo, hi);
-    for (k, g) in frames.iter().enumerate() {
-        write_png(&opts.out, k, &render(g, &view))?;
-    }
-    if opts.gif {
-        let stride = frames.len().div_ceil(GIF_MAX_FRAMES).max(1);
-        let scale = GIF_WIDTH as f64 / view.width as f64;
-        let small =
-            View { width: GIF_WIDTH, height: ((view.height as f64 * scale).round() as usize).max(1), ..view.clone() };
-        let images: Vec<Image> = frames.iter().step_by(stride).map(|g| render(g, &small)).collect();
-        let delay = ((dt_frame * stride as f64 * 100.0).round() as u16).max(2);
-        save_gif(&opts.out.join("animation.gif"), &images, delay)?;
-    }
-    Ok(frames.len())
 }
 
-/// Runs `scene` and renders every k-th step.
-pub fn render_scene(scene: &Scene, opts: &RenderOptions) -> Result<usize, String> {
+/// Bounds nothing has widened yet.
+const EMPTY: (DVec3, DVec3) = (DVec3::INFINITY, DVec3::NEG_INFINITY);
+
+/// Where rendered frames go, one at a time: each is drawn, written as PNG and
+/// dropped, so memory stays that of one frame (plus at most [`GIF_MAX_FRAMES`]
+/// small GIF pictures) however long the run.
+struct Sink<'a> {
+    view: View,
+    opts: &'a RenderOptions,
+    /// GIF picture size and the stride between frames that go into it.
+    gif: Option<(View, usize)>,
+    gif_images: Vec<Image>,
+    written: usize,
+}
+
+impl<'a> Sink<'a> {
+    /// A sink for `expected` frames; the camera must be settled.
+    fn new(view: View, opts: &'a RenderOptions, expected: usize) -> Result<Sink<'a>, String> {
+        std::fs::create_dir_all(&opts.out).map_err(|e| format!("cannot create {}: {e}", opts.out.display()))?;
+        let gif = opts.gif.then(|| {
+            let stride = expected.div_ceil(GIF_MAX_FRAMES).max(1);
+            let scale = GIF_WIDTH as f64 / view.width as f64;
+            let small = View {
+                width: GIF_WIDTH,
+                height: ((view.height as f64 * scale).round() as usize).max(1),
+                ..view.clone()
+            };
+            (small, stride)
+        });
+        Ok(Sink { view, opts, gif, gif_images: Vec::new(), written: 0 })
+    }
+
+    /// Draws and writes the next frame.
+    fn push(&mut self, g: &Geometry) -> Result<(), String> {
+        write_png(&self.opts.out, self.written, &render(g, &self.view))?;
+        if let Some((small, stride)) = &self.gif
+            && self.written.is_multiple_of(*stride)
+        {
+            self.gif_images.push(render(g, small));
+        }
+        self.written += 1;
+        Ok(())
+    }
+
+    /// Writes the GIF, if asked; returns the number of frames written.
+    fn finish(self, dt_frame: f64) -> Result<usize, String> {
+        if let Some((_, stride)) = self.gif {
+            let delay = ((dt_frame * stride as f64 * 100.0).round() as u16).max(2);
+            save_gif(&self.opts.out.join("animation.gif"), &self.gif_images, delay)?;
+        }
+        Ok(self.written)
+    }
+}
+
+/// Runs `scene` for `steps`, calling `frame` with the geometry of step 0 and of
+/// every `every`-th step; stops at the first step error and returns it.
+fn simulate(
+    scene: &Scene,
+    view: &View,
+    steps: u64,
+    every: u64,
+    mut frame: impl FnMut(&Geometry) -> Result<(), String>,
+) -> Result<Option<wobble::StepError>, String> {
     let mut built = scene.build().map_err(|e| e.to_string())?;
     let world = &mut built.world;
+    frame(&Geometry::from_world(world, view))?;
+    for k in 1..=steps {
+        if let Err(e) = world.step() {
+            return Ok(Some(e));
+        }
+        if k % every == 0 {
+            frame(&Geometry::from_world(world, view))?;
+        }
+    }
+    Ok(None)
+}
+
+/// Runs `scene` and renders every k-th step, streaming: without a `[camera]` the
+/// run is simulated twice (it is deterministic), once to frame the whole motion
+/// and once to draw it, so no frame is held in memory.
+pub fn render_scene(scene: &Scene, opts: &RenderOptions) -> Result<usize, String> {
     let dt = scene.simulation.dt;
     let steps = opts
         .steps
         .or_else(|| opts.duration.map(|d| (d / dt - 1e-9).ceil().max(0.0) as u64))
         .unwrap_or_else(|| scene.simulation.total_steps());
+    if steps > wobble_scene::input::MAX_STEPS {
+        return Err(format!("{steps} steps exceed the limit of {} steps", wobble_scene::input::MAX_STEPS));
+    }
     let every = opts
         .every
         .or(scene.output.frame_every.filter(|&k| k > 0))
         .unwrap_or_else(|| ((1.0 / (25.0 * dt)).round() as u64).max(1));
-    let view = view_for(Some(scene), opts);
-    let mut frames = vec![Geometry::from_world(world, &view)];
-    let mut failure = None;
-    for k in 1..=steps {
-        if let Err(e) = world.step() {
-            failure = Some(e);
-            break;
-        }
-        if k % every == 0 {
-            frames.push(Geometry::from_world(world, &view));
-        }
+    let mut view = view_for(Some(scene), opts);
+    if view.camera.is_none() {
+        let mut bounds = EMPTY;
+        simulate(scene, &view, steps, every, |g| {
+            grow(&mut bounds, g);
+            Ok(())
+        })?;
+        settle_camera(&mut view, bounds.0, bounds.1);
     }
-    let n = finish(frames, view, opts, every as f64 * dt)?;
+    let expected = usize::try_from(steps / every + 1).unwrap_or(usize::MAX);
+    let mut sink = Sink::new(view.clone(), opts, expected)?;
+    let failure = simulate(scene, &view, steps, every, |g| sink.push(g))?;
+    let n = sink.finish(every as f64 * dt)?;
     match failure {
         Some(e) => Err(format!("{e}\nthe {n} frames before the failure are in {}", opts.out.display())),
         None => Ok(n),
@@ -157,8 +219,10 @@ pub fn render_run_dir(dir: &Path, opts: &RenderOptions) -> Result<usize, String>
     let frame_dt = summary.as_ref().and_then(|s| Some(s["dt"].as_f64()? * s["frame_every"].as_f64()?)).unwrap_or(0.04);
     let view = view_for(scene.as_ref(), opts);
     let mut world = scene.as_ref().and_then(|s| s.build().ok()).map(|b| b.world);
-    let mut geometries = Vec::new();
-    for path in files.iter().step_by(every) {
+    // Frame by frame: read, draw, write, drop. A first pass frames the whole run
+    // when no camera is given, a second draws it.
+    let base_view = view.clone();
+    let mut geometry_of = |path: &PathBuf| -> Result<Geometry, String> {
         let frame = ply::read_with_lines(path)?;
         // Frames hold the particles, then the rigid bodies' posed surfaces in the
         // order `Geometry::from_world` appends them: take every vertex from the file.
@@ -166,7 +230,7 @@ pub fn render_run_dir(dir: &Path, opts: &RenderOptions) -> Result<usize, String>
             for (i, p) in frame.vertices.iter().take(w.state.len()).enumerate() {
                 w.state.x.set(i, *p);
             }
-            let mut g = Geometry::from_world(w, &view);
+            let mut g = Geometry::from_world(w, &base_view);
             (g.positions.len() == frame.vertices.len()).then(|| {
                 g.positions.clone_from(&frame.vertices);
                 g
@@ -187,7 +251,19 @@ pub fn render_run_dir(dir: &Path, opts: &RenderOptions) -> Result<usize, String>
                 ..Geometry::default()
             },
         };
-        geometries.push(g);
+        Ok(g)
+    };
+    let mut view = view;
+    if view.camera.is_none() {
+        let mut bounds = EMPTY;
+        for path in files.iter().step_by(every) {
+            grow(&mut bounds, &geometry_of(path)?);
+        }
+        settle_camera(&mut view, bounds.0, bounds.1);
     }
-    finish(geometries, view, opts, frame_dt * every as f64)
+    let mut sink = Sink::new(view, opts, files.len().div_ceil(every))?;
+    for path in files.iter().step_by(every) {
+        sink.push(&geometry_of(path)?)?;
+    }
+    sink.finish(frame_dt * every as f64)
 }

@@ -475,6 +475,57 @@ mod tests {
         }
     }
 
+    /// Renders on a thread and fails if it takes more than `secs` (a hang).
+    fn render_within(g: Geometry, view: View, secs: u64) -> Image {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(render(&g, &view));
+        });
+        rx.recv_timeout(std::time::Duration::from_secs(secs)).expect("rendering hung on a far-away vertex")
+    }
+
+    #[test]
+    fn a_far_away_vertex_neither_hangs_nor_hides_the_visible_part() {
+        // A square whose corner 2 is pulled 1e30 m off to the side, with its edges
+        // drawn as lines: the lines and triangles must be clipped, not stamped or
+        // scanned across 10^31 pixels.
+        for far in [DVec3::new(1e30, 1.0, 0.0), DVec3::new(-1e30, 1e30, 0.0), DVec3::new(1e300, 0.0, 0.0)] {
+            let mut g = square(0.0, [0.9, 0.1, 0.1]);
+            g.positions[2] = far;
+            g.lines = vec![[0, 1], [1, 2], [2, 3], [3, 0]];
+            let t0 = std::time::Instant::now();
+            let img = render_within(g, head_on(160, 120), 20);
+            assert!(t0.elapsed().as_secs_f64() < 5.0, "took {:?} for {far}", t0.elapsed());
+            // The triangle 0-2-3 and 0-1-2 still cover the lower-left corner region near (−1, −1).
+            let drawn = (0..120)
+                .flat_map(|y| (0..160).map(move |x| (x, y)))
+                .filter(|&(x, y)| !is_background(&img, x, y))
+                .count();
+            assert!(drawn > 100, "only {drawn} pixels drawn for a far vertex at {far}");
+        }
+    }
+
+    #[test]
+    fn clipping_keeps_the_visible_part_of_a_segment_and_a_triangle() {
+        let rect = [0.0, 100.0, 0.0, 100.0];
+        let (a, b) = raster::clip_segment(DVec3::new(50.0, 50.0, 0.2), DVec3::new(1e30, 50.0, 0.4), rect).unwrap();
+        assert_eq!(a, DVec3::new(50.0, 50.0, 0.2));
+        assert!((b.x - 100.0).abs() < 1e-9 && (b.y - 50.0).abs() < 1e-9, "{b}");
+        assert!(raster::clip_segment(DVec3::new(-5.0, -5.0, 0.0), DVec3::new(-1.0, 200.0, 0.0), rect).is_none());
+        let poly = [
+            (DVec3::new(10.0, 10.0, 0.0), [1.0; 3]),
+            (DVec3::new(1e30, 10.0, 0.0), [0.0; 3]),
+            (DVec3::new(10.0, 90.0, 0.0), [1.0; 3]),
+        ];
+        let clipped = raster::clip_polygon(&poly, rect);
+        assert!(clipped.len() >= 3);
+        for (p, _) in &clipped {
+            assert!((0.0..=100.0).contains(&p.x) && (0.0..=100.0).contains(&p.y), "{p} outside");
+        }
+        let beyond = poly.map(|(p, c)| (p + DVec3::new(500.0, 0.0, 0.0), c));
+        assert!(raster::clip_polygon(&beyond, rect).is_empty());
+    }
+
     #[test]
     fn points_behind_the_camera_are_not_drawn() {
         let mut g = square(0.0, [0.9, 0.1, 0.1]);

@@ -46,9 +46,30 @@ impl Canvas {
 
     /// Fills a triangle given in output-pixel coordinates (x, y) with depth z, and a
     /// colour per vertex, interpolated.
+    ///
+    /// The triangle is first clipped to the canvas (with a one-pixel guard band), so
+    /// a vertex projected millions of pixels away costs no more than one on screen
+    /// and keeps the barycentric arithmetic well conditioned; non-finite vertices
+    /// are skipped.
     pub fn triangle(&mut self, p: [DVec3; 3], c: [Rgb; 3]) {
         let s = SUPERSAMPLE as f64;
         let q = p.map(|v| DVec3::new(v.x * s, v.y * s, v.z));
+        if !q.iter().all(|v| v.is_finite()) {
+            return;
+        }
+        let poly = clip_polygon(
+            &[(q[0], c[0]), (q[1], c[1]), (q[2], c[2])],
+            [-1.0, self.width as f64 + 1.0, -1.0, self.height as f64 + 1.0],
+        );
+        for k in 1..poly.len().saturating_sub(1) {
+            let (a, b, d) = (poly[0], poly[k], poly[k + 1]);
+            self.fill([a.0, b.0, d.0], [a.1, b.1, d.1]);
+        }
+    }
+
+    /// Fills a triangle in canvas (supersampled) coordinates that lies within the
+    /// guard band.
+    fn fill(&mut self, q: [DVec3; 3], c: [Rgb; 3]) {
         let area = (q[1].x - q[0].x) * (q[2].y - q[0].y) - (q[2].x - q[0].x) * (q[1].y - q[0].y);
         if area.abs() < 1e-12 {
             return;
@@ -88,12 +109,22 @@ impl Canvas {
 
     /// Draws a segment `width` output pixels wide, depth-tested with a small bias
     /// toward the viewer so lines on a surface show.
+    ///
+    /// The segment is clipped to the canvas (widened by the line's radius) before it
+    /// is stamped, so the number of stamps is bounded by the canvas size whatever
+    /// the endpoints; non-finite endpoints draw nothing.
     pub fn line(&mut self, a: DVec3, b: DVec3, width: f64, c: Rgb) {
         let s = SUPERSAMPLE as f64;
         let (a, b) = (DVec3::new(a.x * s, a.y * s, a.z), DVec3::new(b.x * s, b.y * s, b.z));
-        let d = (b - a).truncate();
-        let len = d.length();
         let r = 0.5 * width * s;
+        if !(a.is_finite() && b.is_finite() && r.is_finite()) {
+            return;
+        }
+        let m = r + 1.0;
+        let Some((a, b)) = clip_segment(a, b, [-m, self.width as f64 + m, -m, self.height as f64 + m]) else {
+            return;
+        };
+        let len = (b - a).truncate().length();
         let steps = (len / (0.5 * r.max(0.5))).ceil().max(1.0) as usize;
         for k in 0..=steps {
             let t = k as f64 / steps as f64;
@@ -144,4 +175,62 @@ impl Canvas {
         }
         out
     }
+}
+
+/// Clips the segment a–b to the rectangle `[x_min, x_max, y_min, y_max]` in x and
+/// y (Liang–Barsky); z is interpolated along, which is right for a depth that is
+/// affine in screen space. `None` when nothing of it is inside.
+#[must_use]
+pub fn clip_segment(a: DVec3, b: DVec3, rect: [f64; 4]) -> Option<(DVec3, DVec3)> {
+    let d = b - a;
+    let (mut t0, mut t1) = (0.0f64, 1.0f64);
+    for (p, q) in [(-d.x, a.x - rect[0]), (d.x, rect[1] - a.x), (-d.y, a.y - rect[2]), (d.y, rect[3] - a.y)] {
+        if p == 0.0 {
+            if q < 0.0 {
+                return None;
+            }
+        } else {
+            let t = q / p;
+            if p < 0.0 {
+                t0 = t0.max(t);
+            } else {
+                t1 = t1.min(t);
+            }
+        }
+    }
+    (t0 <= t1).then(|| (a + d * t0, a + d * t1))
+}
+
+/// Clips a convex polygon with per-vertex colours to the rectangle
+/// `[x_min, x_max, y_min, y_max]` (Sutherland–Hodgman), interpolating depth and
+/// colour linearly along the cut edges.
+#[must_use]
+pub fn clip_polygon(poly: &[(DVec3, Rgb)], rect: [f64; 4]) -> Vec<(DVec3, Rgb)> {
+    // Signed distance inside each edge: x − x_min, x_max − x, y − y_min, y_max − y.
+    let inside = |k: usize, p: DVec3| match k {
+        0 => p.x - rect[0],
+        1 => rect[1] - p.x,
+        2 => p.y - rect[2],
+        _ => rect[3] - p.y,
+    };
+    let mut out: Vec<(DVec3, Rgb)> = poly.to_vec();
+    for k in 0..4 {
+        let input = std::mem::take(&mut out);
+        for (i, &(p, pc)) in input.iter().enumerate() {
+            let (q, qc) = input[(i + 1) % input.len()];
+            let (dp, dq) = (inside(k, p), inside(k, q));
+            if dp >= 0.0 {
+                out.push((p, pc));
+            }
+            if (dp >= 0.0) != (dq >= 0.0) {
+                let t = dp / (dp - dq);
+                let c = [0, 1, 2].map(|j| pc[j] + (qc[j] - pc[j]) * t as f32);
+                out.push((p + (q - p) * t, c));
+            }
+        }
+        if out.is_empty() {
+            break;
+        }
+    }
+    out
 }

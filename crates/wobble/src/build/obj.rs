@@ -25,6 +25,20 @@ pub struct ObjError {
     pub message: String,
 }
 
+/// Largest coordinate magnitude accepted: beyond it squared distances are no
+/// longer safely finite.
+pub const MAX_COORDINATE: f64 = 1e30;
+
+/// A token for a message: quoted when it is short printable ASCII, else described,
+/// so a binary or unrelated file passed as a mesh is not echoed to the terminal.
+fn shown(tok: &str) -> String {
+    if tok.len() <= 24 && tok.chars().all(|c| c.is_ascii_graphic()) {
+        format!("`{tok}`")
+    } else {
+        format!("a {}-byte token", tok.len())
+    }
+}
+
 /// Parses OBJ text.
 pub fn parse(text: &str) -> Result<ObjMesh, ObjError> {
     let mut mesh = ObjMesh::default();
@@ -46,10 +60,10 @@ pub fn parse(text: &str) -> Result<ObjMesh, ObjError> {
                             message: format!("vertex needs 3 coordinates, found {k}"),
                         });
                     };
-                    *slot = tok.parse::<f64>().ok().filter(|v| v.is_finite()).ok_or_else(|| ObjError {
+                    *slot = tok.parse::<f64>().ok().filter(|v| v.abs() <= MAX_COORDINATE).ok_or_else(|| ObjError {
                         line,
                         column: col,
-                        message: format!("`{tok}` is not a finite number"),
+                        message: format!("{} is not a finite number within ±{MAX_COORDINATE:e}", shown(tok)),
                     })?;
                 }
                 mesh.vertices.push(DVec3::from_array(c));
@@ -61,7 +75,7 @@ pub fn parse(text: &str) -> Result<ObjMesh, ObjError> {
                     let i: i64 = first.parse().map_err(|_| ObjError {
                         line,
                         column: col,
-                        message: format!("`{tok}` is not a vertex index"),
+                        message: format!("{} is not a vertex index", shown(tok)),
                     })?;
                     let n = mesh.vertices.len() as i64;
                     let resolved = if i > 0 { i - 1 } else { n + i };
@@ -96,7 +110,7 @@ pub fn parse(text: &str) -> Result<ObjMesh, ObjError> {
                 return Err(ObjError {
                     line,
                     column: keyword_column,
-                    message: format!("unknown statement `{other}`; expected `v`, `f` or a comment"),
+                    message: format!("unknown statement {}; expected `v`, `f` or a comment", shown(other)),
                 });
             }
         }
