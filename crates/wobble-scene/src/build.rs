@@ -14,7 +14,7 @@ use wobble::interact::{PickTarget, ScriptedDrag};
 use wobble::world::{SimParams, World};
 
 use crate::error::SceneError;
-use crate::scene::{BodyShape, BodySpec, ColliderShape, DragPick, Scene, Selection};
+use crate::spec::{BodyShape, BodySpec, ColliderShape, DragPick, Scene, Selection};
 
 /// What a built body looks like, for selections and reports.
 #[derive(Clone, Debug, PartialEq)]

@@ -26,12 +26,14 @@
 mod build;
 pub mod doc;
 pub mod error;
+mod fields;
 pub mod input;
 pub mod oriented;
 pub mod rigid;
 mod scene;
+mod spec;
 pub mod twolayer;
 
 pub use build::{Built, BuiltBody, Grid};
 pub use error::{SceneError, Source};
-pub use scene::*;
+pub use spec::*;

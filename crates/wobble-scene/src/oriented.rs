@@ -17,38 +17,11 @@ use wobble::force::{AngularLaw, GeneralizedParams};
 
 use crate::doc::Table;
 use crate::error::SceneError;
-use crate::scene::{BodyShape, BodySpec, Scene};
+pub use crate::spec::OrientedSpec;
+use crate::spec::{BodyShape, BodySpec, Scene};
 
 /// Body types read here.
 pub const TYPES: [&str; 5] = ["rod", "mobile", "jelly-cube", "sheet", "generalized-mesh"];
-
-/// A body of oriented particles, as read.
-#[derive(Clone, Debug, PartialEq)]
-pub enum OrientedSpec {
-    /// `type = "rod"`.
-    Rod(Rod),
-    /// `type = "mobile"`.
-    Mobile(Mobile),
-    /// `type = "jelly-cube"`.
-    JellyCube(JellyCube),
-    /// `type = "sheet"`.
-    Sheet(Sheet),
-    /// `type = "generalized-mesh"`: the OBJ file is read when building.
-    Mesh {
-        /// Path as written in the scene (relative to the scene's directory).
-        file: String,
-        /// Uniform scale.
-        scale: f64,
-        /// Translation, m.
-        translate: DVec3,
-        /// Total mass, kg.
-        mass: f64,
-        /// Particle radius, m.
-        radius: f64,
-        /// Edge springs.
-        springs: GeneralizedParams,
-    },
-}
 
 /// Reads generalized-spring constants from table `key` of `t` (absent: `default`).
 /// Keys: `stretch` (N/m), `damping` (N s/m), `bend`, `bend_negative`, `bend_cubic`,

@@ -4,8 +4,6 @@
 //! body (particles of other bodies and the scene's colliders) and one
 //! [`Attachment`] force term per `[[attach]]`. The format is in `scenes/README.md`.
 
-use std::ops::Range;
-
 use glam::{DQuat, DVec3};
 use wobble::build::WorldBuilder;
 use wobble::build::rigid::RigidBody;
@@ -19,43 +17,12 @@ use wobble::model::RigidShape;
 use crate::build::BuiltBody;
 use crate::doc::Table;
 use crate::error::{SceneError, nearest};
-use crate::scene::{BodyShape, BodySpec, Scene, Selection, read_body_ref, read_selection, read_spring};
+use crate::fields::{read_body_ref, read_selection, read_spring};
+pub use crate::spec::{AttachSpec, RigidSpec};
+use crate::spec::{BodyShape, BodySpec, Scene};
 
 /// Rigid shapes a scene can name.
 pub const SHAPES: [&str; 2] = ["sphere", "box"];
-
-/// `type = "rigid"`: the body and its contact with particles.
-#[derive(Clone, Debug, PartialEq)]
-pub struct RigidSpec {
-    /// The engine's builder.
-    pub body: RigidBody,
-    /// Restitution and friction against other bodies' particles.
-    pub contact: Surface,
-}
-
-/// One `[[attach]]`: springs from particles of `body` to points of rigid body
-/// `rigid`.
-#[derive(Clone, Debug, PartialEq)]
-pub struct AttachSpec {
-    /// Name of the force term (default `attach-N`).
-    pub name: String,
-    /// The rigid body.
-    pub rigid: String,
-    /// The body whose particles are attached.
-    pub body: String,
-    /// Which particles.
-    pub select: Selection,
-    /// Anchors in the rigid body's frame, one per selected particle in index order
-    /// (`None`: the point of the body's surface nearest to each particle at the
-    /// start).
-    pub offsets: Option<Vec<DVec3>>,
-    /// Rest length, m (`None`: each link's initial length).
-    pub rest: Option<f64>,
-    /// Stiffness, damping and law.
-    pub spring: SpringParams,
-    /// Span of the table.
-    pub span: Range<usize>,
-}
 
 /// Default attachment spring: 1000 N/m, 1 N s/m, linear.
 pub const DEFAULT_ATTACH_SPRING: SpringParams =
@@ -198,7 +165,7 @@ pub(crate) fn read_attach(t: &Table<'_, '_>, bodies: &[BodySpec], index: usize) 
         None => DEFAULT_ATTACH_SPRING,
     };
     let name = match t.str("name")? {
-        Some(n) => crate::scene::checked_name(t, "name", n.to_owned())?,
+        Some(n) => crate::fields::checked_name(t, "name", n.to_owned())?,
         None => format!("attach-{}", index + 1),
     };
     t.finish()?;

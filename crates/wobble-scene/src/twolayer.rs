@@ -17,29 +17,13 @@ use wobble::force::{SpringKind, SpringParams};
 
 use crate::doc::Table;
 use crate::error::SceneError;
-use crate::scene::{BodyShape, BodySpec, Scene, read_springs};
+use crate::fields::read_springs;
+pub use crate::spec::PressureMeshSpec;
+use crate::spec::{BodyShape, BodySpec, Scene};
 
 /// Default inward offset of an OBJ body's inner layer, as a fraction of the mean
 /// distance of its vertices from their centroid (the spheres' 1 − 0.8).
 pub const DEFAULT_THICKNESS_FRACTION: f64 = 1.0 - DEFAULT_INNER_RATIO;
-
-/// `type = "pressure-mesh"`: an OBJ file made a pressure body.
-#[derive(Clone, Debug, PartialEq)]
-pub struct PressureMeshSpec {
-    /// Path as written in the scene (relative to the scene's directory).
-    pub file: String,
-    /// Uniform scale.
-    pub scale: f64,
-    /// Translation, m.
-    pub translate: DVec3,
-    /// 1 or 2.
-    pub layers: u32,
-    /// Inward offset of the inner layer, m (`None`: [`DEFAULT_THICKNESS_FRACTION`]
-    /// of the mesh's mean radius).
-    pub thickness: Option<f64>,
-    /// Materials and gas.
-    pub params: TwoLayerParams,
-}
 
 /// Body types read here.
 pub const TYPES: [&str; 4] = ["pair", "ring", "pressure-sphere", "pressure-mesh"];
