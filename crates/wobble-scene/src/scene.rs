@@ -511,7 +511,7 @@ fn read_simulation(t: &Table<'_, '_>) -> Result<Simulation, SceneError> {
     let max_iterations =
         u32::try_from(t.count("cg_max_iterations", Some(defaults.max_iterations as usize), 1)?).unwrap_or(u32::MAX);
     let accept_unconverged = t.bool("cg_accept_unconverged")?.unwrap_or(false);
-    let solver = wobble::solve::CgSettings { tolerance, max_iterations, accept_unconverged };
+    let solver = wobble::solve::CgSettings { tolerance, max_iterations, accept_unconverged, ..defaults };
     t.finish()?;
     Ok(Simulation { integrator, dt, duration, steps, gravity, air_drag, verlet_drag, constraint_iterations, solver })
 }

@@ -143,7 +143,7 @@ fn cg_reports_indefinite_matrices_and_non_convergence() {
         other => panic!("two iterations cannot reach 1e-12 here, got {other:?}"),
     }
     // With a fixed budget the same solve returns its last iterate and its residual.
-    let budget = CgSettings { tolerance: 1e-12, max_iterations: 2, accept_unconverged: true };
+    let budget = CgSettings { tolerance: 1e-12, max_iterations: 2, accept_unconverged: true, ..CgSettings::default() };
     let mut x = Vec3s::zeros(100);
     let report = Cg::new(budget).solve(&a, &b, &mut x, &[]).unwrap();
     assert_eq!(report.iterations, 2);

@@ -91,7 +91,11 @@ pub struct StepReport {
     pub seconds_forces: f64,
     /// Wall time spent assembling the Jacobian and system matrix, s (implicit only).
     pub seconds_jacobian: f64,
-    /// Wall time spent in the linear solve, s (implicit only).
+    /// Wall time spent setting up the linear solver's preconditioner, s (implicit
+    /// only).
+    pub seconds_preconditioner: f64,
+    /// Wall time spent in the linear solve after the preconditioner's set-up, s
+    /// (implicit only).
     pub seconds_solve: f64,
     /// True when the exact Jacobian gave an indefinite implicit system and the step
     /// was solved with the definite approximation instead (implicit Euler only).

@@ -211,6 +211,7 @@ impl SemiImplicit {
                     residual: a.residual.max(b.residual),
                     seconds_forces: a.seconds_forces + b.seconds_forces,
                     seconds_jacobian: a.seconds_jacobian + b.seconds_jacobian,
+                    seconds_preconditioner: a.seconds_preconditioner + b.seconds_preconditioner,
                     seconds_solve: a.seconds_solve + b.seconds_solve,
                     definite_fallback: a.definite_fallback || b.definite_fallback,
                 })
@@ -269,7 +270,8 @@ impl SemiImplicit {
             residual: solved.residual,
             seconds_forces: (t1 - t0).as_secs_f64(),
             seconds_jacobian: (t2 - t1).as_secs_f64(),
-            seconds_solve: (t3 - t2).as_secs_f64(),
+            seconds_preconditioner: solved.seconds_setup,
+            seconds_solve: (t3 - t2).as_secs_f64() - solved.seconds_setup,
             definite_fallback: false,
         })
     }

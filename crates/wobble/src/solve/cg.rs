@@ -3,8 +3,10 @@
 //! Solves A x = b for a symmetric positive definite [`BlockMatrix`] A. Rows of
 //! `fixed` particles are filtered out (Baraff–Witkin's S): their unknowns stay at
 //! zero and their equations are dropped, which is the exact solve of the reduced
-//! system on the free particles. The preconditioner is the inverse of each free
-//! particle's 3×3 diagonal block. Iteration stops when ‖r‖ ≤ tolerance · ‖S b‖.
+//! system on the free particles. The preconditioner is symmetric block Gauss–Seidel
+//! ([`SolverKind::Cg`]) or the inverse of each free particle's 3×3 diagonal block
+//! (block Jacobi, [`SolverKind::CgJacobi`]). Iteration stops when the *true* residual
+//! ‖S (b − A x)‖, recomputed from x, is at most tolerance · ‖S b‖.
 //!
 //! A search direction with pᵀ A p ≤ 0 means A is not positive definite on the free
 //! particles (a compressed spring's negative stiffness outweighing the mass, for
@@ -13,6 +15,8 @@
 //!
 //! Sums run in particle order on one thread, so results do not depend on the
 //! number of threads.
+
+use std::time::Instant;
 
 use glam::{DMat3, DVec3};
 
@@ -30,6 +34,40 @@ pub struct CgSettings {
     /// instead of [`CgError::NoConvergence`] (a fixed iteration budget, as 000 runs
     /// its solver with two iterations). Default false.
     pub accept_unconverged: bool,
+    /// Which linear solver implicit integrators use (default [`SolverKind::Cg`]).
+    pub solver: SolverKind,
+}
+
+/// The linear solver of the implicit integrators (scene key `solver`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SolverKind {
+    /// Conjugate gradients preconditioned by symmetric block Gauss–Seidel, started
+    /// from the previous step's solution (implicit Euler). The default.
+    #[default]
+    Cg,
+    /// Conjugate gradients with block-Jacobi preconditioning started from zero: the
+    /// solver before issue 13, kept for comparison.
+    CgJacobi,
+}
+
+impl SolverKind {
+    /// Every kind, in the order the scene documentation lists them.
+    pub const ALL: [SolverKind; 2] = [SolverKind::Cg, SolverKind::CgJacobi];
+
+    /// The scene-file name.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            SolverKind::Cg => "cg",
+            SolverKind::CgJacobi => "cg-jacobi",
+        }
+    }
+
+    /// The kind with scene-file name `name`.
+    #[must_use]
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|k| k.name() == name)
+    }
 }
 
 impl CgSettings {
@@ -45,6 +83,7 @@ impl Default for CgSettings {
             tolerance: Self::DEFAULT_TOLERANCE,
             max_iterations: Self::DEFAULT_MAX_ITERATIONS,
             accept_unconverged: false,
+            solver: SolverKind::default(),
         }
     }
 }
@@ -54,8 +93,11 @@ impl Default for CgSettings {
 pub struct CgReport {
     /// Iterations performed.
     pub iterations: u32,
-    /// Final relative residual ‖r‖/‖S b‖ (0 when S b = 0).
+    /// Final true relative residual ‖S (b − A x)‖/‖S b‖, recomputed after the
+    /// iteration (0 when S b = 0).
     pub residual: f64,
+    /// Wall time spent setting up the preconditioner, s.
+    pub seconds_setup: f64,
 }
 
 /// Why a solve failed.
@@ -112,7 +154,14 @@ impl Cg {
     }
 
     /// Solves A x = b on the particles not `fixed` (an empty `fixed` means none are),
-    /// starting from the given x (its fixed rows are set to zero).
+    /// starting from the given x (its fixed rows are set to zero): a warm start when x
+    /// holds a guess.
+    ///
+    /// The preconditioner is symmetric block Gauss–Seidel for [`SolverKind::Cg`] and
+    /// block Jacobi for [`SolverKind::CgJacobi`]. The iteration runs on the updated
+    /// residual; when that says the tolerance is met, the true residual
+    /// ‖S (b − A x)‖ is computed afresh and the iteration goes on from it if it is
+    /// not, so the reported residual is always the true one.
     pub fn solve(&mut self, a: &BlockMatrix, b: &Vec3s, x: &mut Vec3s, fixed: &[bool]) -> Result<CgReport, CgError> {
         let n = a.rows();
         for v in [&mut self.r, &mut self.z, &mut self.p, &mut self.q] {
@@ -121,75 +170,151 @@ impl Cg {
             }
         }
         let is_fixed = |i: usize| fixed.get(i).copied().unwrap_or(false);
+        let t0 = Instant::now();
         self.precond.clear();
         self.precond.extend((0..n).map(|i| block_inverse(a.diagonal(i))));
+        let gauss_seidel = self.settings.solver != SolverKind::CgJacobi;
+        let seconds_setup = t0.elapsed().as_secs_f64();
 
-        for i in 0..n {
-            if is_fixed(i) {
-                x.set(i, DVec3::ZERO);
-            }
-        }
-        // r = S (b − A x)
-        a.mul(x, &mut self.r);
         let mut b_norm2 = 0.0;
         for i in 0..n {
             if is_fixed(i) {
-                self.r.set(i, DVec3::ZERO);
+                x.set(i, DVec3::ZERO);
             } else {
                 let bi = b.get(i);
                 if !bi.is_finite() {
                     return Err(CgError::NonFinite { particle: i });
                 }
                 b_norm2 += bi.length_squared();
-                self.r.set(i, bi - self.r.get(i));
             }
         }
         let b_norm = b_norm2.sqrt();
         if b_norm == 0.0 {
             x.fill(DVec3::ZERO);
-            return Ok(CgReport::default());
+            return Ok(CgReport { seconds_setup, ..CgReport::default() });
         }
-        let mut rz = precondition(&self.precond, &self.r, &mut self.z);
-        self.p.copy_from(&self.z);
-        let mut r_norm = dot(&self.r, &self.r).sqrt();
+        let goal = self.settings.tolerance * b_norm;
         let mut iterations = 0;
-        while r_norm > self.settings.tolerance * b_norm {
-            if iterations >= self.settings.max_iterations {
-                if self.settings.accept_unconverged {
-                    break;
-                }
-                return Err(CgError::NoConvergence { iterations, residual: r_norm / b_norm });
-            }
-            iterations += 1;
-            a.mul(&self.p, &mut self.q);
-            for i in 0..n {
-                if is_fixed(i) {
-                    self.q.set(i, DVec3::ZERO);
-                }
-            }
-            let p_ap = dot(&self.p, &self.q);
-            if p_ap.is_nan() || p_ap <= 0.0 {
-                let p2 = dot(&self.p, &self.p);
-                return Err(CgError::NotPositiveDefinite { iteration: iterations, curvature: p_ap / p2 });
-            }
-            let alpha = rz / p_ap;
-            for i in 0..n {
-                x.set(i, x.get(i) + self.p.get(i) * alpha);
-                self.r.set(i, self.r.get(i) - self.q.get(i) * alpha);
-            }
-            let rz_new = precondition(&self.precond, &self.r, &mut self.z);
-            let beta = rz_new / rz;
-            rz = rz_new;
-            for i in 0..n {
-                self.p.set(i, self.z.get(i) + self.p.get(i) * beta);
-            }
-            r_norm = dot(&self.r, &self.r).sqrt();
+        loop {
+            // r = S (b − A x), the true residual (at the start and after every
+            // pass that believes it has converged).
+            let r_norm = true_residual(a, b, x, fixed, &mut self.r);
             if !r_norm.is_finite() {
                 return Err(CgError::NoConvergence { iterations, residual: f64::NAN });
             }
+            if r_norm <= goal {
+                return Ok(CgReport { iterations, residual: r_norm / b_norm, seconds_setup });
+            }
+            let mut rz = self.apply_preconditioner(a, fixed, gauss_seidel);
+            self.p.copy_from(&self.z);
+            let mut r_norm = r_norm;
+            while r_norm > goal {
+                if iterations >= self.settings.max_iterations {
+                    if self.settings.accept_unconverged {
+                        let r_norm = true_residual(a, b, x, fixed, &mut self.r);
+                        return Ok(CgReport { iterations, residual: r_norm / b_norm, seconds_setup });
+                    }
+                    return Err(CgError::NoConvergence { iterations, residual: r_norm / b_norm });
+                }
+                iterations += 1;
+                a.mul(&self.p, &mut self.q);
+                for i in 0..n {
+                    if is_fixed(i) {
+                        self.q.set(i, DVec3::ZERO);
+                    }
+                }
+                let p_ap = dot(&self.p, &self.q);
+                if p_ap.is_nan() || p_ap <= 0.0 {
+                    let p2 = dot(&self.p, &self.p);
+                    return Err(CgError::NotPositiveDefinite { iteration: iterations, curvature: p_ap / p2 });
+                }
+                let alpha = rz / p_ap;
+                let mut r2 = 0.0;
+                for i in 0..n {
+                    x.set(i, x.get(i) + self.p.get(i) * alpha);
+                    let ri = self.r.get(i) - self.q.get(i) * alpha;
+                    r2 += ri.length_squared();
+                    self.r.set(i, ri);
+                }
+                r_norm = r2.sqrt();
+                if !r_norm.is_finite() {
+                    return Err(CgError::NoConvergence { iterations, residual: f64::NAN });
+                }
+                if r_norm <= goal {
+                    break;
+                }
+                let rz_new = self.apply_preconditioner(a, fixed, gauss_seidel);
+                let beta = rz_new / rz;
+                rz = rz_new;
+                for i in 0..n {
+                    self.p.set(i, self.z.get(i) + self.p.get(i) * beta);
+                }
+            }
         }
-        Ok(CgReport { iterations, residual: r_norm / b_norm })
     }
+
+    /// z = P⁻¹ r for the chosen preconditioner; returns r · z.
+    fn apply_preconditioner(&mut self, a: &BlockMatrix, fixed: &[bool], gauss_seidel: bool) -> f64 {
+        if gauss_seidel {
+            symmetric_gauss_seidel(a, &self.precond, fixed, &self.r, &mut self.z)
+        } else {
+            precondition(&self.precond, &self.r, &mut self.z)
+        }
+    }
+}
+
+/// r = S (b − A x); returns ‖r‖.
+fn true_residual(a: &BlockMatrix, b: &Vec3s, x: &Vec3s, fixed: &[bool], r: &mut Vec3s) -> f64 {
+    a.mul(x, r);
+    let mut r2 = 0.0;
+    for i in 0..a.rows() {
+        if fixed.get(i).copied().unwrap_or(false) {
+            r.set(i, DVec3::ZERO);
+        } else {
+            let ri = b.get(i) - r.get(i);
+            r2 += ri.length_squared();
+            r.set(i, ri);
+        }
+    }
+    r2.sqrt()
+}
+
+/// z = M⁻¹ r for the symmetric block Gauss–Seidel preconditioner
+/// M = (D̃ + L) D̃⁻¹ (D̃ + Lᵀ), where L is A's strictly lower block triangle and
+/// D̃⁻¹ the positive definite block inverses `inv` (the diagonal blocks' inverses
+/// where those are positive definite): a forward and a backward sweep over the
+/// rows, in place. M is symmetric positive definite whenever D̃ is, whatever A.
+/// Fixed rows and columns are left out (z = 0 there). Returns r · z.
+fn symmetric_gauss_seidel(a: &BlockMatrix, inv: &[DMat3], fixed: &[bool], r: &Vec3s, z: &mut Vec3s) -> f64 {
+    let n = a.rows();
+    let is_fixed = |i: usize| fixed.get(i).copied().unwrap_or(false);
+    // Forward: (D̃ + L) y = r.
+    for i in 0..n {
+        if is_fixed(i) {
+            z.set(i, DVec3::ZERO);
+            continue;
+        }
+        let mut s = r.get(i);
+        for k in a.row_ptr[i] as usize..a.diag[i] as usize {
+            s -= a.blocks[k] * z.get(a.cols[k] as usize);
+        }
+        z.set(i, inv[i] * s);
+    }
+    // Backward: (D̃ + Lᵀ) z = D̃ y, i.e. z_i = y_i − D̃_i⁻¹ Σ_{j>i} A_ij z_j.
+    let mut rz = 0.0;
+    for i in (0..n).rev() {
+        if is_fixed(i) {
+            continue;
+        }
+        let mut s = DVec3::ZERO;
+        for k in a.diag[i] as usize + 1..a.row_ptr[i + 1] as usize {
+            s += a.blocks[k] * z.get(a.cols[k] as usize);
+        }
+        let zi = z.get(i) - inv[i] * s;
+        z.set(i, zi);
+        rz += r.get(i).dot(zi);
+    }
+    rz
 }
 
 /// z = P r; returns r · z. Fixed rows have r = 0, so z = 0 there too.
