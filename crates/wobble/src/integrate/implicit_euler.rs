@@ -203,14 +203,12 @@ impl ImplicitEuler {
             self.dv.fill(DVec3::ZERO);
             return;
         }
-        let mode = std::env::var("WOBBLE_WARM").ok().and_then(|s| s.parse::<u32>().ok()).unwrap_or(2);
+        // Measured on the swinging 128² benchmark cloth (iterations per step, 1e-6):
+        // zero 30.9, the last Δv 23.6, extrapolated 18.6.
+        let extrapolate = self.history >= 2;
         for i in 0..self.dv.len() {
             let last = self.dv.get(i);
-            let guess = match mode {
-                0 => DVec3::ZERO,
-                2 if self.history >= 2 => last * 2.0 - self.dv_prev.get(i),
-                _ => last,
-            };
+            let guess = if extrapolate { last * 2.0 - self.dv_prev.get(i) } else { last };
             self.dv_prev.set(i, last);
             self.dv.set(i, guess);
         }

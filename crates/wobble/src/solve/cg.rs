@@ -143,7 +143,12 @@ pub struct Cg {
     z: Vec3s,
     p: Vec3s,
     q: Vec3s,
+    t: Vec3s,
     precond: Vec<DMat3>,
+    /// D̃: the diagonal blocks the Gauss–Seidel sweeps divide by (positive definite).
+    dtilde: Vec<DMat3>,
+    /// E = 2 D̃ − D (Eisenstat's correction; D itself where D is positive definite).
+    extra: Vec<DMat3>,
 }
 
 impl Cg {
@@ -171,9 +176,19 @@ impl Cg {
         }
         let is_fixed = |i: usize| fixed.get(i).copied().unwrap_or(false);
         let t0 = Instant::now();
-        self.precond.clear();
-        self.precond.extend((0..n).map(|i| block_inverse(a.diagonal(i))));
         let gauss_seidel = self.settings.solver != SolverKind::CgJacobi;
+        self.precond.clear();
+        self.dtilde.clear();
+        self.extra.clear();
+        for i in 0..n {
+            let d = a.diagonal(i);
+            let (inv, dt) = positive_block(d);
+            self.precond.push(inv);
+            if gauss_seidel {
+                self.dtilde.push(dt);
+                self.extra.push(dt * 2.0 - d);
+            }
+        }
         let seconds_setup = t0.elapsed().as_secs_f64();
 
         let mut b_norm2 = 0.0;
@@ -194,6 +209,12 @@ impl Cg {
             return Ok(CgReport { seconds_setup, ..CgReport::default() });
         }
         let goal = self.settings.tolerance * b_norm;
+        if gauss_seidel {
+            if self.t.len() != n {
+                self.t = Vec3s::zeros(n);
+            }
+            return self.solve_eisenstat(a, b, x, fixed, b_norm, seconds_setup);
+        }
         let mut iterations = 0;
         loop {
             // r = S (b − A x), the true residual (at the start and after every
@@ -205,7 +226,7 @@ impl Cg {
             if r_norm <= goal {
                 return Ok(CgReport { iterations, residual: r_norm / b_norm, seconds_setup });
             }
-            let mut rz = self.apply_preconditioner(a, fixed, gauss_seidel);
+            let mut rz = precondition(&self.precond, &self.r, &mut self.z);
             self.p.copy_from(&self.z);
             let mut r_norm = r_norm;
             while r_norm > goal {
@@ -243,7 +264,7 @@ impl Cg {
                 if r_norm <= goal {
                     break;
                 }
-                let rz_new = self.apply_preconditioner(a, fixed, gauss_seidel);
+                let rz_new = precondition(&self.precond, &self.r, &mut self.z);
                 let beta = rz_new / rz;
                 rz = rz_new;
                 for i in 0..n {
@@ -253,12 +274,102 @@ impl Cg {
         }
     }
 
-    /// z = P⁻¹ r for the chosen preconditioner; returns r · z.
-    fn apply_preconditioner(&mut self, a: &BlockMatrix, fixed: &[bool], gauss_seidel: bool) -> f64 {
-        if gauss_seidel {
-            symmetric_gauss_seidel(a, &self.precond, fixed, &self.r, &mut self.z)
-        } else {
-            precondition(&self.precond, &self.r, &mut self.z)
+    /// Conjugate gradients preconditioned by symmetric block Gauss–Seidel,
+    /// M = (D̃ + L) D̃⁻¹ (D̃ + Lᵀ), in Eisenstat's form (Eisenstat 1981, "Efficient
+    /// implementation of a class of preconditioned conjugate gradient methods"):
+    /// CG runs on Â = F⁻¹ A B⁻¹ with F = D̃ + L, B = D̃ + Lᵀ, preconditioned by D̃,
+    /// which is the same iteration as M-preconditioned CG on A. Since
+    /// A = F + B − E with E = 2D̃ − D, a product Â p = t + F⁻¹ (p − E t) with
+    /// t = B⁻¹ p costs one backward and one forward sweep, that is one pass over the
+    /// matrix, where the plain form costs two (the product and the two sweeps of
+    /// M⁻¹). x is updated by α t directly. The iteration's residual is
+    /// r̂ = F⁻¹ r; ‖r‖ is estimated from it by the ratio ‖r‖/‖r̂‖ last measured,
+    /// and whenever the estimate meets the tolerance the true residual is computed
+    /// afresh (and the ratio updated, the iteration going on if it is not met).
+    fn solve_eisenstat(
+        &mut self,
+        a: &BlockMatrix,
+        b: &Vec3s,
+        x: &mut Vec3s,
+        fixed: &[bool],
+        b_norm: f64,
+        seconds_setup: f64,
+    ) -> Result<CgReport, CgError> {
+        let n = a.rows();
+        let goal = self.settings.tolerance * b_norm;
+        let r_norm = true_residual(a, b, x, fixed, &mut self.q);
+        if !r_norm.is_finite() {
+            return Err(CgError::NoConvergence { iterations: 0, residual: f64::NAN });
+        }
+        if r_norm <= goal {
+            return Ok(CgReport { iterations: 0, residual: r_norm / b_norm, seconds_setup });
+        }
+        // r̂ = F⁻¹ r, z = D̃ r̂, p = z.
+        forward_sweep(a, &self.precond, fixed, |i| self.q.get(i), &mut self.r);
+        let mut rz = 0.0;
+        let mut rhat2 = 0.0;
+        for i in 0..n {
+            let ri = self.r.get(i);
+            let zi = self.dtilde[i] * ri;
+            self.z.set(i, zi);
+            rz += ri.dot(zi);
+            rhat2 += ri.length_squared();
+        }
+        self.p.copy_from(&self.z);
+        let mut ratio = r_norm / rhat2.sqrt();
+        let mut iterations = 0;
+        loop {
+            if iterations >= self.settings.max_iterations {
+                let r_norm = true_residual(a, b, x, fixed, &mut self.q);
+                if self.settings.accept_unconverged {
+                    return Ok(CgReport { iterations, residual: r_norm / b_norm, seconds_setup });
+                }
+                return Err(CgError::NoConvergence { iterations, residual: r_norm / b_norm });
+            }
+            iterations += 1;
+            // t = B⁻¹ p; q = t + F⁻¹ (p − E t) = Â p.
+            backward_sweep(a, &self.precond, fixed, &self.p, &mut self.t);
+            let (p, t, extra) = (&self.p, &self.t, &self.extra);
+            forward_sweep(a, &self.precond, fixed, |i| p.get(i) - extra[i] * t.get(i), &mut self.q);
+            let mut p_ap = 0.0;
+            for i in 0..n {
+                let qi = self.q.get(i) + self.t.get(i);
+                self.q.set(i, qi);
+                p_ap += self.p.get(i).dot(qi);
+            }
+            if p_ap.is_nan() || p_ap <= 0.0 {
+                let p2 = dot(&self.p, &self.p);
+                return Err(CgError::NotPositiveDefinite { iteration: iterations, curvature: p_ap / p2 });
+            }
+            let alpha = rz / p_ap;
+            let (mut rz_new, mut rhat2) = (0.0, 0.0);
+            for i in 0..n {
+                x.set(i, x.get(i) + self.t.get(i) * alpha);
+                let ri = self.r.get(i) - self.q.get(i) * alpha;
+                self.r.set(i, ri);
+                let zi = self.dtilde[i] * ri;
+                self.z.set(i, zi);
+                rz_new += ri.dot(zi);
+                rhat2 += ri.length_squared();
+            }
+            let rhat = rhat2.sqrt();
+            if !rhat.is_finite() {
+                return Err(CgError::NoConvergence { iterations, residual: f64::NAN });
+            }
+            if rhat * ratio <= goal {
+                let r_norm = true_residual(a, b, x, fixed, &mut self.q);
+                if r_norm <= goal {
+                    return Ok(CgReport { iterations, residual: r_norm / b_norm, seconds_setup });
+                }
+                if rhat > 0.0 {
+                    ratio = r_norm / rhat;
+                }
+            }
+            let beta = rz_new / rz;
+            rz = rz_new;
+            for i in 0..n {
+                self.p.set(i, self.z.get(i) + self.p.get(i) * beta);
+            }
         }
     }
 }
@@ -279,42 +390,38 @@ fn true_residual(a: &BlockMatrix, b: &Vec3s, x: &Vec3s, fixed: &[bool], r: &mut 
     r2.sqrt()
 }
 
-/// z = M⁻¹ r for the symmetric block Gauss–Seidel preconditioner
-/// M = (D̃ + L) D̃⁻¹ (D̃ + Lᵀ), where L is A's strictly lower block triangle and
-/// D̃⁻¹ the positive definite block inverses `inv` (the diagonal blocks' inverses
-/// where those are positive definite): a forward and a backward sweep over the
-/// rows, in place. M is symmetric positive definite whenever D̃ is, whatever A.
-/// Fixed rows and columns are left out (z = 0 there). Returns r · z.
-fn symmetric_gauss_seidel(a: &BlockMatrix, inv: &[DMat3], fixed: &[bool], r: &Vec3s, z: &mut Vec3s) -> f64 {
-    let n = a.rows();
-    let is_fixed = |i: usize| fixed.get(i).copied().unwrap_or(false);
-    // Forward: (D̃ + L) y = r.
-    for i in 0..n {
-        if is_fixed(i) {
-            z.set(i, DVec3::ZERO);
+/// y = F⁻¹ v with F = D̃ + L (L: A's strictly lower block triangle; `inv` = D̃⁻¹):
+/// y_i = D̃_i⁻¹ (v_i − Σ_{j<i} A_ij y_j), rows in ascending order. Fixed rows get 0
+/// (and so drop out of later rows' sums).
+fn forward_sweep(a: &BlockMatrix, inv: &[DMat3], fixed: &[bool], v: impl Fn(usize) -> DVec3, y: &mut Vec3s) {
+    for i in 0..a.rows() {
+        if fixed.get(i).copied().unwrap_or(false) {
+            y.set(i, DVec3::ZERO);
             continue;
         }
-        let mut s = r.get(i);
+        let mut s = v(i);
         for k in a.row_ptr[i] as usize..a.diag[i] as usize {
-            s -= a.blocks[k] * z.get(a.cols[k] as usize);
+            s -= a.blocks[k] * y.get(a.cols[k] as usize);
         }
-        z.set(i, inv[i] * s);
+        y.set(i, inv[i] * s);
     }
-    // Backward: (D̃ + Lᵀ) z = D̃ y, i.e. z_i = y_i − D̃_i⁻¹ Σ_{j>i} A_ij z_j.
-    let mut rz = 0.0;
-    for i in (0..n).rev() {
-        if is_fixed(i) {
+}
+
+/// t = B⁻¹ v with B = D̃ + U (U: A's strictly upper block triangle, Lᵀ for a
+/// symmetric A): t_i = D̃_i⁻¹ (v_i − Σ_{j>i} A_ij t_j), rows in descending order.
+/// Fixed rows get 0.
+fn backward_sweep(a: &BlockMatrix, inv: &[DMat3], fixed: &[bool], v: &Vec3s, t: &mut Vec3s) {
+    for i in (0..a.rows()).rev() {
+        if fixed.get(i).copied().unwrap_or(false) {
+            t.set(i, DVec3::ZERO);
             continue;
         }
-        let mut s = DVec3::ZERO;
+        let mut s = v.get(i);
         for k in a.diag[i] as usize + 1..a.row_ptr[i + 1] as usize {
-            s += a.blocks[k] * z.get(a.cols[k] as usize);
+            s -= a.blocks[k] * t.get(a.cols[k] as usize);
         }
-        let zi = z.get(i) - inv[i] * s;
-        z.set(i, zi);
-        rz += r.get(i).dot(zi);
+        t.set(i, inv[i] * s);
     }
-    rz
 }
 
 /// z = P r; returns r · z. Fixed rows have r = 0, so z = 0 there too.
@@ -332,21 +439,25 @@ fn dot(a: &Vec3s, b: &Vec3s) -> f64 {
     (0..a.len()).map(|i| a.get(i).dot(b.get(i))).sum()
 }
 
-/// The inverse of a diagonal block when it is positive definite (all leading minors
-/// positive), otherwise the inverse of its diagonal (or identity where that is not
-/// positive): a preconditioner must itself be positive definite.
-fn block_inverse(m: DMat3) -> DMat3 {
+/// A positive definite stand-in for a diagonal block and its inverse, for the
+/// preconditioners (which must themselves be positive definite): returns (P, D̃),
+/// D̃ being the block (symmetrised) when it is positive definite (all leading
+/// minors positive) and otherwise its diagonal (1 where that is not positive), and
+/// P = D̃⁻¹, symmetrised against round-off.
+fn positive_block(m: DMat3) -> (DMat3, DMat3) {
     let m1 = m.x_axis.x;
     let m2 = m.x_axis.x * m.y_axis.y - m.y_axis.x * m.x_axis.y;
     let m3 = m.determinant();
     if m1 > 0.0 && m2 > 0.0 && m3 > 0.0 && m3.is_finite() {
-        let inv = m.inverse();
+        let sym = (m + m.transpose()) * 0.5;
+        let inv = sym.inverse();
         if inv.is_finite() {
             // Symmetrise: round-off must not make the preconditioner asymmetric.
-            return (inv + inv.transpose()) * 0.5;
+            return ((inv + inv.transpose()) * 0.5, sym);
         }
     }
     let d = DVec3::new(m.x_axis.x, m.y_axis.y, m.z_axis.z);
-    let pos = |v: f64| if v > 0.0 && v.is_finite() { 1.0 / v } else { 1.0 };
-    DMat3::from_diagonal(DVec3::new(pos(d.x), pos(d.y), pos(d.z)))
+    let pos = |v: f64| if v > 0.0 && v.is_finite() { v } else { 1.0 };
+    let dt = DVec3::new(pos(d.x), pos(d.y), pos(d.z));
+    (DMat3::from_diagonal(dt.recip()), DMat3::from_diagonal(dt))
 }
