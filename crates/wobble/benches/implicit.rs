@@ -70,10 +70,8 @@ fn run(n: usize, solver: SolverKind, steps: u64, pool: &rayon::ThreadPool) -> Ru
 /// or None when it cannot be built here.
 fn c_loop_steps_per_s(exe: &PathBuf, n: usize) -> Option<f64> {
     let c = format!("{}", bench_damping(n) * 1.0);
-    let out = std::process::Command::new(exe)
-        .args([&n.to_string(), "1000", "100", "5", "1e-4", "1000", &c])
-        .output()
-        .ok()?;
+    let out =
+        std::process::Command::new(exe).args([&n.to_string(), "1000", "100", "5", "1e-4", "1000", &c]).output().ok()?;
     let text = String::from_utf8_lossy(&out.stdout);
     // "timing: ... median 0.1234 s -> 8100.0 steps/s, ..."
     let line = text.lines().find(|l| l.starts_with("timing:"))?;
@@ -111,7 +109,9 @@ fn main() {
     let pool = wobble::par::pinned_pool(threads).expect("thread pool");
     let c_exe = build_c_loop();
     println!("wobble implicit benchmark: benchmark cloth released from rest, implicit Euler, h = 1e-3 s,");
-    println!("tolerance 1e-6 on the true relative residual, {threads} thread(s); C loop: f32 symplectic Euler, h = 1e-4 s");
+    println!(
+        "tolerance 1e-6 on the true relative residual, {threads} thread(s); C loop: f32 symplectic Euler, h = 1e-4 s"
+    );
     println!(
         "{:>4} {:>10} {:>6} {:>9} {:>8} {:>9} {:>7} {:>7} {:>7} {:>7} {:>7} {:>8} {:>9}",
         "N",
@@ -161,10 +161,9 @@ fn main() {
                 ms[4],
             );
         }
-        if let (Some(base), Some(new)) = (
-            runs.iter().find(|(s, _)| *s == SolverKind::CgJacobi),
-            runs.iter().find(|(s, _)| *s == SolverKind::Cg),
-        ) {
+        if let (Some(base), Some(new)) =
+            (runs.iter().find(|(s, _)| *s == SolverKind::CgJacobi), runs.iter().find(|(s, _)| *s == SolverKind::Cg))
+        {
             println!("{:>4} cg / cg-jacobi speed in this run: {:.2}x", "", new.1.steps_per_s / base.1.steps_per_s);
         }
     }

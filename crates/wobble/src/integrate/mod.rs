@@ -106,7 +106,9 @@ pub struct StepReport {
 #[derive(Clone, Debug, thiserror::Error, PartialEq)]
 pub enum IntegratorError {
     /// A linear solve did not converge.
-    #[error("the linear solver did not converge in {iterations} iterations (relative residual {residual:.3e})")]
+    #[error(
+        "the linear solver did not converge in {iterations} iterations (relative residual {residual:.3e}); use a smaller time step, raise `cg_max_iterations` or `cg_tolerance`, or set `cg_accept_unconverged = true` to go on with the unconverged solve"
+    )]
     NoConvergence {
         /// Iterations performed.
         iterations: u32,
