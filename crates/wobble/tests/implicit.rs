@@ -524,10 +524,10 @@ fn swinging_bench_cloth(n: usize, solver: SolverKind) -> World {
 }
 
 #[test]
-fn gauss_seidel_warm_started_cg_gives_the_block_jacobi_answer_in_fewer_iterations() {
+fn ssor_warm_started_cg_gives_the_block_jacobi_answer_in_fewer_iterations() {
     // Issue 13: the same answer as the solver before it to the tolerance: positions
     // within 1e-6 m after 100 steps of the swinging 32² benchmark cloth (its lower
-    // corners fall about 5 mm in that time), with fewer iterations (warm start and Gauss–Seidel;
+    // corners fall about 5 mm in that time), with fewer iterations (warm start and SSOR;
     // measured about 6 against 25 per step).
     let run = |solver| {
         let mut w = swinging_bench_cloth(32, solver);
