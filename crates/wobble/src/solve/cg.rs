@@ -406,7 +406,7 @@ fn true_residual(a: &BlockMatrix, b: &Vec3s, x: &Vec3s, fixed: &[bool], r: &mut 
 /// y_i = D̃_i⁻¹ (v_i − Σ_{j<i} A_ij y_j), rows in ascending order. Fixed rows get 0
 /// (and so drop out of later rows' sums).
 fn forward_sweep(a: &BlockMatrix, inv: &[DMat3], fixed: &[bool], v: impl Fn(usize) -> DVec3, y: &mut Vec3s) {
-    for i in 0..a.rows() {
+    for (i, inv) in inv.iter().enumerate().take(a.rows()) {
         if fixed.get(i).copied().unwrap_or(false) {
             y.set(i, DVec3::ZERO);
             continue;
@@ -415,7 +415,7 @@ fn forward_sweep(a: &BlockMatrix, inv: &[DMat3], fixed: &[bool], v: impl Fn(usiz
         for k in a.row_ptr[i] as usize..a.diag[i] as usize {
             s -= a.blocks[k] * y.get(a.cols[k] as usize);
         }
-        y.set(i, inv[i] * s);
+        y.set(i, *inv * s);
     }
 }
 
