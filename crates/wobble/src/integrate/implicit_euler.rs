@@ -197,8 +197,13 @@ impl ImplicitEuler {
     /// [`SolverKind::CgJacobi`] (as before issue 13), otherwise the last step's Δv
     /// extrapolated linearly from the two before.
     /// `self.dv_prev` becomes the last Δv.
+    ///
+    /// A fixed iteration budget (`accept_unconverged`) also starts from zero: an
+    /// unconverged Δv fed back through the extrapolation made the budgeted runs of
+    /// `wobble experiment cubic-jacobian-damping` oscillate with metres of amplitude.
     fn guess(&mut self) {
-        if self.cg.settings.solver == SolverKind::CgJacobi || self.history == 0 {
+        let settings = self.cg.settings;
+        if settings.solver == SolverKind::CgJacobi || settings.accept_unconverged || self.history == 0 {
             self.dv_prev.copy_from(&self.dv);
             self.dv.fill(DVec3::ZERO);
             return;

@@ -42,7 +42,8 @@ pub struct CgSettings {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum SolverKind {
     /// Conjugate gradients preconditioned by block SSOR ([`SSOR_OMEGA`]), started
-    /// from the previous steps' solutions extrapolated (implicit Euler). The default.
+    /// from the previous steps' solutions extrapolated (implicit Euler; from zero
+    /// with a fixed budget, `accept_unconverged`). The default.
     #[default]
     Cg,
     /// Conjugate gradients with block-Jacobi preconditioning started from zero: the
