@@ -238,7 +238,21 @@ fn read_simulation(t: &Table<'_, '_>) -> Result<Simulation, SceneError> {
     let max_iterations =
         u32::try_from(t.count("cg_max_iterations", Some(defaults.max_iterations as usize), 1)?).unwrap_or(u32::MAX);
     let accept_unconverged = t.bool("cg_accept_unconverged")?.unwrap_or(false);
-    let solver = wobble::solve::CgSettings { tolerance, max_iterations, accept_unconverged };
+    let kind = match t.str("solver")? {
+        None => defaults.solver,
+        Some(name) => wobble::solve::SolverKind::from_name(name).ok_or_else(|| {
+            let names: Vec<&str> = wobble::solve::SolverKind::ALL.iter().map(|k| k.name()).collect();
+            let err = t.error(
+                t.span_of("solver"),
+                format!("unknown linear solver `{name}`; choose one of: {}", names.join(", ")),
+            );
+            match nearest(name, names.iter().copied()) {
+                Some(s) => err.with_help(format!("did you mean `{s}`?")),
+                None => err,
+            }
+        })?,
+    };
+    let solver = wobble::solve::CgSettings { tolerance, max_iterations, accept_unconverged, solver: kind };
     t.finish()?;
     if steps.is_none() {
         let planned = duration.unwrap_or(DEFAULT_DURATION) / dt;

@@ -90,7 +90,7 @@ pub struct Simulation {
     pub verlet_drag: f64,
     /// Constraint passes per step (default 1).
     pub constraint_iterations: u32,
-    /// Linear-solver settings for implicit integrators (`cg_tolerance`,
+    /// Linear-solver settings for implicit integrators (`solver`, `cg_tolerance`,
     /// `cg_max_iterations`, `cg_accept_unconverged`).
     pub solver: wobble::solve::CgSettings,
 }

@@ -43,7 +43,7 @@ pub const DEFAULT_DT: f64 = 1e-3;
 pub const RUNAWAY_FACTOR: f64 = 1e4;
 /// First field of [`World::save_state`]: what the bytes are and their layout's
 /// version (raise it when the layout changes).
-const STATE_TAG: &str = "wobble-world-state/1";
+const STATE_TAG: &str = "wobble-world-state/2";
 /// Reference acceleration in the energy scale, m/s² (standard gravity).
 const ENERGY_SCALE_ACCELERATION: f64 = 9.81;
 

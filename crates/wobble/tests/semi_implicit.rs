@@ -48,7 +48,12 @@ fn grid_world(kind: IntegratorKind, dt: f64, model: GridModel, eta: f64, pins: b
         b.pin(4);
     }
     let mut w = b.build(SimParams { dt, integrator: kind, verlet_drag: 0.0, constraint_iterations: 1 }).unwrap();
-    w.set_solver_settings(CgSettings { tolerance: 1e-13, max_iterations: 2000, accept_unconverged: false });
+    w.set_solver_settings(CgSettings {
+        tolerance: 1e-13,
+        max_iterations: 2000,
+        accept_unconverged: false,
+        ..CgSettings::default()
+    });
     w
 }
 

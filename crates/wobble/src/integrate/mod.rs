@@ -91,7 +91,11 @@ pub struct StepReport {
     pub seconds_forces: f64,
     /// Wall time spent assembling the Jacobian and system matrix, s (implicit only).
     pub seconds_jacobian: f64,
-    /// Wall time spent in the linear solve, s (implicit only).
+    /// Wall time spent setting up the linear solver's preconditioner, s (implicit
+    /// only).
+    pub seconds_preconditioner: f64,
+    /// Wall time spent in the linear solve after the preconditioner's set-up, s
+    /// (implicit only).
     pub seconds_solve: f64,
     /// True when the exact Jacobian gave an indefinite implicit system and the step
     /// was solved with the definite approximation instead (implicit Euler only).
@@ -102,7 +106,9 @@ pub struct StepReport {
 #[derive(Clone, Debug, thiserror::Error, PartialEq)]
 pub enum IntegratorError {
     /// A linear solve did not converge.
-    #[error("the linear solver did not converge in {iterations} iterations (relative residual {residual:.3e})")]
+    #[error(
+        "the linear solver did not converge in {iterations} iterations (relative residual {residual:.3e}); use a smaller time step, raise `cg_max_iterations` or `cg_tolerance`, or set `cg_accept_unconverged = true` to go on with the unconverged solve"
+    )]
     NoConvergence {
         /// Iterations performed.
         iterations: u32,

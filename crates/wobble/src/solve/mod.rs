@@ -23,7 +23,7 @@ use crate::model::Vec3s;
 
 pub mod cg;
 
-pub use cg::{Cg, CgError, CgReport, CgSettings};
+pub use cg::{Cg, CgError, CgReport, CgSettings, SolverKind};
 
 /// (row, column) pairs from a flat list `[i0, j0, i1, j1, ...]` of a saved pattern
 /// over `n` block rows (for [`crate::checkpoint`]).
