@@ -13,8 +13,6 @@
 
 use std::fmt::Debug;
 
-use glam::DMat3;
-
 use crate::model::{Particles, State, Vec3s};
 
 pub mod air_drag;
@@ -79,51 +77,8 @@ pub struct ForceContext<'a> {
     pub t: f64,
 }
 
-/// Receives 3×3 Jacobian blocks of the total force. Block (i, j) is ∂f_i/∂x_j
-/// (N/m) or ∂f_i/∂v_j (N s/m).
-pub trait JacobianSink {
-    /// Adds `block` to ∂f_i/∂x_j.
-    fn add_dfdx(&mut self, i: usize, j: usize, block: DMat3);
-    /// Adds `block` to ∂f_i/∂v_j.
-    fn add_dfdv(&mut self, i: usize, j: usize, block: DMat3);
-
-    /// True when the sink asks for a *definite* approximation: terms whose exact
-    /// ∂f/∂x can have positive eigenvalues (compressed springs, a compressed
-    /// membrane) leave out those parts, so that −∂f/∂x is positive semi-definite and
-    /// an implicit system matrix stays positive definite. Exact by default.
-    fn definite(&self) -> bool {
-        false
-    }
-
-    /// Adds the blocks of a two-particle element whose force on `a` depends on
-    /// x_b − x_a and v_b − v_a only (a spring): `dfdx` and `dfdv` at (a, a) and
-    /// (b, b), their negatives at (a, b) and (b, a).
-    fn add_pair(&mut self, a: usize, b: usize, dfdx: DMat3, dfdv: DMat3) {
-        self.add_dfdx(a, a, dfdx);
-        self.add_dfdx(b, b, dfdx);
-        self.add_dfdx(a, b, -dfdx);
-        self.add_dfdx(b, a, -dfdx);
-        self.add_dfdv(a, a, dfdv);
-        self.add_dfdv(b, b, dfdv);
-        self.add_dfdv(a, b, -dfdv);
-        self.add_dfdv(b, a, -dfdv);
-    }
-
-    /// Whether the sink uses ∂f/∂x blocks at all. A sink that only collects the
-    /// damping matrix ∂f/∂v (the grids' semi-implicit scheme) says no, and terms
-    /// whose Jacobian has no ∂f/∂v part may then skip their work. Yes by default.
-    fn wants_dfdx(&self) -> bool {
-        true
-    }
-}
-
-/// Receives the entries of a scalar stiffness matrix K for terms whose force is
-/// f = −(K ⊗ I₃) x with coefficients frozen at the current state (Terzopoulos's
-/// K(r), 002 eq. 14): entry (i, j) in N/m.
-pub trait ScalarStiffnessSink {
-    /// Adds `value` to K_ij.
-    fn add(&mut self, i: usize, j: usize, value: f64);
-}
+// The sinks the force terms write their matrices into belong to the solver.
+pub use crate::solve::{JacobianSink, ScalarStiffnessSink};
 
 /// Summary of the strain ε = (r − L)/L of a term's springs.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]

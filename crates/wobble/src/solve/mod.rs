@@ -14,16 +14,17 @@
 //!
 //! Used by [`crate::integrate::ImplicitEuler`]; other semi-implicit schemes (the
 //! elastic grids' K(r) system) can assemble a [`BlockMatrix`] through
-//! [`crate::force::JacobianSink`] or [`BlockMatrix::add`] and call [`Cg::solve`].
+//! [`JacobianSink`] or [`BlockMatrix::add`] and call [`Cg::solve`].
 
 use glam::{DMat3, DVec3};
 
-use crate::force::JacobianSink;
 use crate::model::Vec3s;
 
 pub mod cg;
+mod sink;
 
 pub use cg::{Cg, CgError, CgReport, CgSettings, SolverKind};
+pub use sink::{JacobianSink, ScalarStiffnessSink};
 
 /// (row, column) pairs from a flat list `[i0, j0, i1, j1, ...]` of a saved pattern
 /// over `n` block rows (for [`crate::checkpoint`]).
