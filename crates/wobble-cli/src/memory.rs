@@ -37,9 +37,9 @@ pub const PARTICLE_BYTES: u64 = 220;
 /// runs that evaluate it, bytes.
 pub const SPRING_BYTES: u64 = 190;
 /// Per particle for implicit Euler: diagonal Jacobian blocks and CG vectors, bytes.
-pub const IMPLICIT_PARTICLE_BYTES: u64 = 1300;
+pub const IMPLICIT_PARTICLE_BYTES: u64 = 480;
 /// Per spring for implicit Euler: off-diagonal blocks and their pattern, bytes.
-pub const IMPLICIT_SPRING_BYTES: u64 = 230;
+pub const IMPLICIT_SPRING_BYTES: u64 = 85;
 /// Per contact primitive (surface vertex, edge, triangle or point): hash entries,
 /// boxes, flags and candidate pairs, bytes.
 pub const CONTACT_PRIMITIVE_BYTES: u64 = 2700;
