@@ -180,6 +180,23 @@ struct Outputs {
 }
 
 impl Outputs {
+    /// A run's outputs before anything is written: an empty metrics table, no
+    /// frames yet.
+    fn new(dir: OutDir, manifest: Manifest, plan: Plan) -> Self {
+        Outputs {
+            dir,
+            manifest,
+            plan,
+            metrics: MetricsTable::new(),
+            frames: 0,
+            series: Vec::new(),
+            buf: Vec::new(),
+            last_flush: Instant::now(),
+            reserve: false,
+            writing: 0.0,
+        }
+    }
+
     fn write_manifest(&self, durable: bool) -> std::io::Result<()> {
         let text = serde_json::to_string_pretty(&self.manifest).map_err(std::io::Error::other)? + "\n";
         self.dir.write_atomic(Sub::Root, MANIFEST_NAME, text.as_bytes(), durable)
@@ -407,18 +424,7 @@ pub fn run(scene: &Scene, opts: &RunOptions) -> Result<RunEnd, RunError> {
         frame_digits: plan.digits,
         files: RUN_FILES.iter().map(|s| (*s).to_owned()).collect(),
     };
-    let mut outputs = Outputs {
-        dir,
-        manifest,
-        plan,
-        metrics: MetricsTable::new(),
-        frames: 0,
-        series: Vec::new(),
-        buf: Vec::new(),
-        last_flush: Instant::now(),
-        reserve: false,
-        writing: 0.0,
-    };
+    let mut outputs = Outputs::new(dir, manifest, plan);
     // The manifest first, synced: from here on the folder says whose it is.
     outputs.write_manifest(true).map_err(io_error)?;
     outputs.dir.write_atomic(Sub::Root, "scene.toml", scene.source.text.as_bytes(), false).map_err(io_error)?;
@@ -507,18 +513,7 @@ pub fn resume(dir_path: &Path, quiet: bool, max_memory: Option<u64>) -> Result<R
     }
     manifest.status = Status::Running;
     manifest.error = None;
-    let mut outputs = Outputs {
-        dir,
-        manifest,
-        plan,
-        metrics: MetricsTable::new(),
-        frames: 0,
-        series: Vec::new(),
-        buf: Vec::new(),
-        last_flush: Instant::now(),
-        reserve: false,
-        writing: 0.0,
-    };
+    let mut outputs = Outputs::new(dir, manifest, plan);
     match checkpoint {
         Some(c) => {
             world.restore_state(&c.state).map_err(|e| {
