@@ -222,6 +222,16 @@ impl Outputs {
         Ok(())
     }
 
+    /// The outputs of the state a run starts from: its frame (if frames are
+    /// written) and metrics row, flushed.
+    fn write_start(&mut self, world: &wobble::World) -> std::io::Result<()> {
+        if self.plan.frame_every > 0 {
+            self.write_frames(world)?;
+        }
+        self.metrics.row(&world.metrics());
+        self.flush_metrics()
+    }
+
     /// Writes the metrics table and the `.pvd` index as they stand.
     fn flush_metrics(&mut self) -> std::io::Result<()> {
         self.last_flush = Instant::now();
@@ -435,13 +445,7 @@ pub fn run(scene: &Scene, opts: &RunOptions) -> Result<RunEnd, RunError> {
     }
     let Built { world, bodies } = built;
     let mut world = world;
-    let start = (|| {
-        if outputs.plan.frame_every > 0 {
-            outputs.write_frames(&world)?;
-        }
-        outputs.metrics.row(&world.metrics());
-        outputs.flush_metrics()
-    })();
+    let start = outputs.write_start(&world);
     if let Err(e) = start {
         return Ok(fail(&mut outputs, scene, &world, &bodies, &e.to_string()));
     }
@@ -548,13 +552,7 @@ pub fn resume(dir_path: &Path, quiet: bool, max_memory: Option<u64>) -> Result<R
     outputs.dir.write_atomic(Sub::Root, RESERVE_NAME, &vec![0u8; RESERVE_BYTES], false).map_err(io_error)?;
     outputs.reserve = true;
     if world.steps() == 0 {
-        let start = (|| {
-            if outputs.plan.frame_every > 0 {
-                outputs.write_frames(&world)?;
-            }
-            outputs.metrics.row(&world.metrics());
-            outputs.flush_metrics()
-        })();
+        let start = outputs.write_start(&world);
         if let Err(e) = start {
             return Ok(fail(&mut outputs, &scene, &world, &bodies, &e.to_string()));
         }
