@@ -220,6 +220,20 @@ impl System for WorldSystem<'_> {
             }
         }
     }
+
+    fn coupled_loads(&mut self, state: &State, t: f64, h: f64, out: &mut Loads) {
+        let ctx = ConstraintContext { particles: self.particles, t, h };
+        for c in self.constraints.iter_mut() {
+            c.add_coupled_forces(&ctx, state, out);
+        }
+    }
+
+    fn coupled_jacobian(&mut self, state: &State, t: f64, h: f64, sink: &mut dyn JacobianSink) {
+        let ctx = ConstraintContext { particles: self.particles, t, h };
+        for c in self.constraints.iter_mut() {
+            c.add_coupled_jacobian(&ctx, state, sink);
+        }
+    }
 }
 
 impl World {

@@ -8,15 +8,33 @@
 //! ε, and the tangential velocity v_t is reduced by μ times the normal velocity
 //! change, (1 + ε)|v_n|, down to zero (Coulomb friction as an impulse). Velocities are
 //! taken relative to the collider's own velocity, so moving colliders push.
+//!
+//! Inside an implicit solve (see [`super`]'s "Constraints inside an implicit
+//! solve") a particle that starts the step within its radius of the surface is also
+//! held by a spring of stiffness k = κ m / h² ([`super::coupled_stiffness`]):
+//! energy ½ k δ² in the penetration δ = r − d, force k δ n, Jacobian
+//! −k n nᵀ + k δ ∂n/∂x. The second part is a sphere's curvature
+//! (I − n nᵀ)/|x − c|, left out when a definite matrix is asked for; planes have
+//! none, and for boxes and meshes it is left out. So a stiff body resting on the
+//! floor is carried by the floor within the solve, not only by the projection's
+//! reset of its lowest layer (which at h² k / m ≫ 1 let a lattice sag under its own
+//! weight). Friction is a damper −c (v − u)_t on the tangential velocity relative
+//! to the collider, c from [`super::coupled_friction`] (∂f/∂v = −c (I − n nᵀ)). The
+//! projection after that step then corrects only the penetration beyond
+//! [`super::COUPLED_SLOP`] r.
 
 use std::sync::Arc;
 
-use glam::{DQuat, DVec3};
+use glam::{DMat3, DQuat, DVec3};
 
-use super::{Constraint, ConstraintContext, Motion, TriMesh};
-use crate::force::{Parameter, ParameterError};
+use super::{
+    COUPLED_SLOP, Constraint, ConstraintContext, Motion, TriMesh, coupled_friction, coupled_push_speed,
+    coupled_stiffness, outer,
+};
+use crate::force::{Loads, Parameter, ParameterError};
 use crate::model::RigidShape;
 use crate::model::State;
+use crate::solve::JacobianSink;
 
 /// Default coefficient of restitution.
 pub const DEFAULT_RESTITUTION: f64 = 0.5;
@@ -80,6 +98,24 @@ pub fn surface_of(shape: &Shape) -> (Vec<DVec3>, Vec<[u32; 3]>) {
     }
 }
 
+/// A particle inside its radius of a collider, as a coupled contact spring.
+struct Touch {
+    /// The particle.
+    i: usize,
+    /// Outward normal of the surface.
+    n: DVec3,
+    /// Penetration r − d, m (> 0).
+    depth: f64,
+    /// Stiffness, N/m.
+    k: f64,
+    /// Curvature of the distance across the normal, 1/m (a sphere's 1/|x − c|, else 0).
+    curvature: f64,
+    /// Tangential velocity relative to the collider, m/s.
+    slip: DVec3,
+    /// Friction damping on it, N s/m.
+    c: f64,
+}
+
 /// Contact response coefficients.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Surface {
@@ -134,13 +170,28 @@ pub struct Collider {
     pub only: Option<Vec<bool>>,
     /// Number of contacts resolved in the last projection.
     pub contacts: usize,
+    /// End time of the last step whose implicit solve held this collider's
+    /// contacts as springs: its projections leave [`COUPLED_SLOP`] of the radius
+    /// to them. Used only within that step (no part of a checkpoint).
+    coupled_until: Option<f64>,
+    /// The particles the last implicit solve held, with their starting penetration.
+    coupled_depths: Vec<(u32, f64)>,
 }
 
 impl Collider {
     /// A static collider acting on every particle.
     #[must_use]
     pub fn new(name: &str, shape: Shape, surface: Surface) -> Self {
-        Self { name: name.to_owned(), shape, motion: Motion::Static, surface, only: None, contacts: 0 }
+        Self {
+            name: name.to_owned(),
+            shape,
+            motion: Motion::Static,
+            surface,
+            only: None,
+            contacts: 0,
+            coupled_until: None,
+            coupled_depths: Vec::new(),
+        }
     }
 
     /// Six inward-facing planes bounding the box [min, max]: floor, ceiling and four
@@ -195,6 +246,36 @@ impl Collider {
         }
     }
 
+    /// Calls `each` for every particle within its radius of the surface at `state`
+    /// (time `ctx.t`): the coupled springs of a step of `ctx.h` (see the module
+    /// docs).
+    fn coupled_springs(&self, ctx: &ConstraintContext<'_>, state: &State, mut each: impl FnMut(Touch)) {
+        let offset = self.motion.offset(ctx.t);
+        let u = self.motion.velocity(ctx.t);
+        for i in 0..state.len() {
+            let w = ctx.particles.inv_mass[i];
+            if w == 0.0 || self.only.as_ref().is_some_and(|o| !o[i]) {
+                continue;
+            }
+            let x = state.x.get(i);
+            let radius = ctx.particles.radius[i];
+            let (dist, n) = self.shape_distance(x - offset, radius);
+            let depth = radius - dist;
+            if depth <= 0.0 {
+                continue;
+            }
+            let curvature = match &self.shape {
+                Shape::Sphere { center, .. } => 1.0 / (x - offset - *center).length(),
+                _ => 0.0,
+            };
+            let k = coupled_stiffness(w, ctx.h);
+            let rel = state.v.get(i) - u;
+            let slip = rel - rel.dot(n) * n;
+            let c = coupled_friction(self.surface.friction, k * depth, slip.length());
+            each(Touch { i, n, depth, k, curvature, slip, c });
+        }
+    }
+
     /// Pushes every particle it applies to out to its radius from the surface
     /// given by `distance` (signed distance and outward normal of a point, within
     /// a reach), with restitution and Coulomb friction on the velocity relative
@@ -207,6 +288,7 @@ impl Collider {
     ) -> usize {
         let u = self.motion.velocity(ctx.t);
         let Surface { restitution, friction } = self.surface;
+        let coupled = self.coupled_until == Some(ctx.t);
         let mut contacts = 0;
         for i in 0..state.len() {
             if ctx.particles.inv_mass[i] == 0.0 || self.only.as_ref().is_some_and(|o| !o[i]) {
@@ -220,7 +302,10 @@ impl Collider {
                 continue;
             }
             contacts += 1;
-            state.x.set(i, x + depth * n);
+            let correct = if coupled { depth - COUPLED_SLOP * radius } else { depth };
+            if correct > 0.0 {
+                state.x.set(i, x + correct * n);
+            }
             let rel = state.v.get(i) - u;
             let vn = rel.dot(n);
             if vn >= 0.0 {
@@ -241,6 +326,30 @@ impl Constraint for Collider {
         &self.name
     }
 
+    fn add_coupled_forces(&mut self, ctx: &ConstraintContext<'_>, state: &State, out: &mut Loads) {
+        self.coupled_until = Some(ctx.t + ctx.h);
+        let mut depths = std::mem::take(&mut self.coupled_depths);
+        depths.clear();
+        self.coupled_springs(ctx, state, |t| {
+            out.f.set(t.i, out.f.get(t.i) + (t.k * t.depth) * t.n - t.c * t.slip);
+            depths.push((t.i as u32, t.depth));
+        });
+        self.coupled_depths = depths;
+    }
+
+    fn add_coupled_jacobian(&mut self, ctx: &ConstraintContext<'_>, state: &State, sink: &mut dyn JacobianSink) {
+        let definite = sink.definite();
+        self.coupled_springs(ctx, state, |t| {
+            let nn = outer(t.n);
+            let mut dfdx = -t.k * nn;
+            if !definite && t.curvature > 0.0 {
+                dfdx += (t.k * t.depth * t.curvature) * (DMat3::IDENTITY - nn);
+            }
+            sink.add_dfdx(t.i, t.i, dfdx);
+            sink.add_dfdv(t.i, t.i, -t.c * (DMat3::IDENTITY - nn));
+        });
+    }
+
     fn project(&mut self, ctx: &ConstraintContext<'_>, state: &mut State) {
         // The shape is matched once per pass (planes, the commonest, get a loop of
         // their own), the motion evaluated once.
@@ -252,6 +361,19 @@ impl Constraint for Collider {
             }
             _ => self.resolve(ctx, state, |p, reach| self.shape_distance(p - offset, reach)),
         };
+        if self.coupled_until == Some(ctx.t) {
+            // Take back the speed the coupled springs gave in pushing the starting
+            // penetrations out (once per step).
+            let u = self.motion.velocity(ctx.t);
+            for (i, depth) in std::mem::take(&mut self.coupled_depths) {
+                let i = i as usize;
+                let (_, n) = self.shape_distance(state.x.get(i) - offset, ctx.particles.radius[i]);
+                let vn = (state.v.get(i) - u).dot(n);
+                if vn > 0.0 {
+                    state.v.set(i, state.v.get(i) - vn.min(coupled_push_speed(depth, ctx.h)) * n);
+                }
+            }
+        }
     }
 
     /// Contacts resolved in the last projection.

@@ -19,6 +19,24 @@
 //! ω −= I⁻¹ (ρ × P): the linear impulses are equal and opposite, so the total linear
 //! momentum is unchanged by a projection to round-off.
 //!
+//! # Inside an implicit solve
+//! Projected after the step, a particle pushes back on a body only with the
+//! momentum it has: at implicit Euler's steps, where h² k / m ≫ 1 for the springs
+//! behind it, the body then meets a layer of loose masses, not the stiff body they
+//! belong to, and a heavy one sinks through (000's 5 kg cube on the 9³ lattice at
+//! h = 5 ms went through the lattice and crushed it). So implicit Euler also asks
+//! for every particle–body contact present at the start of the step as a stiff
+//! spring inside its solve ([`Constraint::add_coupled_forces`]): energy
+//! ½ k δ² in the penetration δ = r − d, force k δ n on the particle and −k δ n at
+//! the contact point on the body (with its torque), and the translational Jacobian
+//! ∂f_p/∂x_p = −k n nᵀ + k δ ∂n/∂x (the second part is a ball's curvature,
+//! (I − n nᵀ)/|x_p − x_b|, left out when a definite matrix is asked for; a box's
+//! faces have none, and at a box's edges and corners it is left out, so the
+//! matrix stays definite). The stiffness is k = κ m_r / h² with m_r the pair's
+//! reduced mass and κ = [`super::COUPLED_STIFFNESS`]: the spring holds a load F at
+//! δ = F h² / (κ m_r). In the same step the projection then corrects only the
+//! penetration beyond [`COUPLED_SLOP`] r, so that it does not undo the springs.
+//!
 //! # Bodies against triangles
 //! Particles alone let a body slip between them when it is small against the mesh
 //! spacing, so each body's support points (a ball's centre with its radius as
@@ -59,10 +77,13 @@
 use glam::{DMat3, DVec3};
 
 use super::collider::{Collider, Surface};
-use super::{Constraint, ConstraintContext};
+use super::{
+    COUPLED_SLOP, Constraint, ConstraintContext, coupled_friction, coupled_push_speed, coupled_stiffness, outer,
+};
 use crate::contact::narrow::point_triangle;
-use crate::force::{Parameter, ParameterError};
-use crate::model::{Particles, Rigid, State};
+use crate::force::{Loads, Parameter, ParameterError};
+use crate::model::{Particles, Rigid, RigidShape, State};
+use crate::solve::JacobianSink;
 
 /// Default restitution between particles and rigid bodies: none (a heavy body
 /// sinks into cloth without bouncing its particles off).
@@ -75,6 +96,31 @@ pub const COLLIDER_PASSES: usize = 8;
 
 /// Sequential-impulse passes over the contact points of two bodies.
 pub const BODY_PASSES: usize = 4;
+
+/// One particle–body contact as a spring inside an implicit solve.
+struct CoupledSpring {
+    /// The body's index in [`RigidContact::bodies`].
+    body: usize,
+    /// The particle.
+    i: usize,
+    /// The body's particle.
+    b: usize,
+    /// Outward normal of the body at the contact (world frame).
+    n: DVec3,
+    /// Penetration r − d, m (> 0).
+    depth: f64,
+    /// Stiffness, N/m.
+    k: f64,
+    /// Contact point on the body's surface less the body's centre, m.
+    arm: DVec3,
+    /// Curvature of the distance across the normal, 1/m (a ball's 1/|x_p − x_b|;
+    /// 0 for a box).
+    curvature: f64,
+    /// Tangential velocity of the particle relative to the body's contact point, m/s.
+    slip: DVec3,
+    /// Friction damping on that velocity, N s/m ([`coupled_friction`]).
+    c: f64,
+}
 
 /// Contact between rigid bodies and particles, and between rigid bodies and
 /// colliders. See the module docs.
@@ -96,6 +142,18 @@ pub struct RigidContact {
     pub triangles: Vec<[u32; 3]>,
     /// Contacts resolved in the last projection.
     pub contacts: usize,
+    /// End time of the last step whose implicit solve held the particle contacts
+    /// as springs (set by [`Constraint::add_coupled_forces`]): the projections
+    /// ending at that time leave [`COUPLED_SLOP`] of the radius to them. Used only
+    /// within that step, so it is no part of a checkpoint.
+    coupled_until: Option<f64>,
+    /// Whether the projection under way follows such a solve.
+    coupled: bool,
+    /// The particle–body contacts the last implicit solve held: (particle, body
+    /// index, starting penetration).
+    coupled_depths: Vec<(u32, u32, f64)>,
+    /// Scratch: per body, the coupled springs' torque and rotational stiffness.
+    coupled_turn: Vec<(DVec3, DMat3, DMat3)>,
     /// Impulse each body received from particles since the world began, N s.
     pub particle_impulse: Vec<DVec3>,
     /// Impulse each body received from colliders since the world began, N s.
@@ -117,9 +175,63 @@ impl RigidContact {
             colliders,
             triangles: Vec::new(),
             contacts: 0,
+            coupled_until: None,
+            coupled: false,
+            coupled_turn: Vec::new(),
+            coupled_depths: Vec::new(),
             particle_impulse: vec![DVec3::ZERO; n],
             collider_impulse: vec![DVec3::ZERO; n],
             is_body: Vec::new(),
+        }
+    }
+
+    /// Marks which particles are rigid bodies (on first use, or when the count
+    /// changed).
+    fn ensure_body_mask(&mut self, n: usize) {
+        if self.is_body.len() != n {
+            self.is_body = vec![false; n];
+            for body in &self.bodies {
+                self.is_body[body.particle] = true;
+            }
+        }
+    }
+
+    /// Calls `each` for every particle–body contact at `state`, as a spring of a
+    /// step of length `h` (see the module docs).
+    fn coupled_springs(&self, particles: &Particles, state: &State, h: f64, mut each: impl FnMut(CoupledSpring)) {
+        for (index, body) in self.bodies.iter().enumerate() {
+            let b = body.particle;
+            let wb = particles.inv_mass[b];
+            let bound = body.shape.bounding_radius();
+            let (xb, q) = (state.x.get(b), state.q[b]);
+            let q_inv = q.inverse();
+            for i in 0..state.len() {
+                if self.is_body[i] || self.only.as_ref().is_some_and(|o| !o[i]) {
+                    continue;
+                }
+                let w = particles.inv_mass[i] + wb;
+                let r_p = particles.radius[i];
+                let x = state.x.get(i);
+                if w == 0.0 || (x - xb).length_squared() > (bound + r_p) * (bound + r_p) {
+                    continue;
+                }
+                let (d, n_local) = body.shape.distance(q_inv * (x - xb));
+                let depth = r_p - d;
+                if depth <= 0.0 {
+                    continue;
+                }
+                let n = q * n_local;
+                let curvature = match body.shape {
+                    RigidShape::Sphere { .. } => 1.0 / (x - xb).length(),
+                    RigidShape::Box { .. } => 0.0,
+                };
+                let k = coupled_stiffness(w, h);
+                let arm = x - d * n - xb;
+                let rel = state.v.get(i) - state.v.get(b) - state.w.get(b).cross(arm);
+                let slip = rel - rel.dot(n) * n;
+                let c = coupled_friction(self.surface.friction, k * depth, slip.length());
+                each(CoupledSpring { body: index, i, b, n, depth, k, arm, curvature, slip, c });
+            }
         }
     }
 
@@ -152,10 +264,14 @@ impl RigidContact {
             contacts += 1;
             let n = q * n_local;
             let rho = x - d * n - xb;
-            // Position: translational, split by inverse mass.
+            // Position: translational, split by inverse mass; after an implicit
+            // solve that held the contact as a spring, only beyond the slop.
             let w = wp + wb;
-            state.x.set(i, x + (wp / w * depth) * n);
-            state.x.set(b, xb - (wb / w * depth) * n);
+            let correct = if self.coupled { depth - COUPLED_SLOP * r_p } else { depth };
+            if correct > 0.0 {
+                state.x.set(i, x + (wp / w * correct) * n);
+                state.x.set(b, xb - (wb / w * correct) * n);
+            }
             // Velocity: impulse at the contact point.
             let inv_i = particles.world_inv_inertia(b, q);
             let (vp, vb, omega) = (state.v.get(i), state.v.get(b), state.w.get(b));
@@ -467,13 +583,69 @@ impl Constraint for RigidContact {
         &self.name
     }
 
-    fn project(&mut self, ctx: &ConstraintContext<'_>, state: &mut State) {
-        if self.is_body.len() != state.len() {
-            self.is_body = vec![false; state.len()];
-            for body in &self.bodies {
-                self.is_body[body.particle] = true;
+    fn add_coupled_forces(&mut self, ctx: &ConstraintContext<'_>, state: &State, out: &mut Loads) {
+        self.ensure_body_mask(state.len());
+        self.coupled_until = Some(ctx.t + ctx.h);
+        // Per body: the torque, the rotational stiffness K = Σ k (ρ × n)(ρ × n)ᵀ
+        // and the rotational damping D = Σ c [ρ]ₓᵀ P [ρ]ₓ of the friction
+        // (P = I − n nᵀ).
+        let mut turn = std::mem::take(&mut self.coupled_turn);
+        turn.clear();
+        turn.resize(self.bodies.len(), (DVec3::ZERO, DMat3::ZERO, DMat3::ZERO));
+        let mut depths = std::mem::take(&mut self.coupled_depths);
+        depths.clear();
+        self.coupled_springs(ctx.particles, state, ctx.h, |s| {
+            depths.push((s.i as u32, s.body as u32, s.depth));
+            let f = (s.k * s.depth) * s.n - s.c * s.slip;
+            out.f.set(s.i, out.f.get(s.i) + f);
+            out.f.set(s.b, out.f.get(s.b) - f);
+            let t = &mut turn[s.body];
+            t.0 -= s.arm.cross(f);
+            t.1 += s.k * outer(s.arm.cross(s.n));
+            let cross = DMat3::from_cols(
+                s.arm.cross(DVec3::X) * -1.0,
+                s.arm.cross(DVec3::Y) * -1.0,
+                s.arm.cross(DVec3::Z) * -1.0,
+            );
+            t.2 += s.c * (cross.transpose() * (DMat3::IDENTITY - outer(s.n)) * cross);
+        });
+        // The body's rotation is advanced explicitly by the integrator; with these
+        // torques as they stand, a box resting on the springs rocks with growing
+        // amplitude at large steps. So the torque handed on is the one that
+        // advances ω by implicit Euler against K and D (particles held):
+        // (I + h D + h² K) Δω = h (τ − h K ω), i.e. the torque
+        // I (I + h D + h² K)⁻¹ (τ − h K ω).
+        let h = ctx.h;
+        for (body, (tau, k_rot, d_rot)) in self.bodies.iter().zip(&turn) {
+            if *k_rot == DMat3::ZERO && *d_rot == DMat3::ZERO {
+                continue;
             }
+            let b = body.particle;
+            let inertia = ctx.particles.world_inertia(b, state.q[b]);
+            let system = inertia + *d_rot * h + *k_rot * (h * h);
+            let tau = inertia * system.inverse() * (*tau - *k_rot * state.w.get(b) * h);
+            out.tau.set(b, out.tau.get(b) + tau);
         }
+        self.coupled_turn = turn;
+        self.coupled_depths = depths;
+    }
+
+    fn add_coupled_jacobian(&mut self, ctx: &ConstraintContext<'_>, state: &State, sink: &mut dyn JacobianSink) {
+        self.ensure_body_mask(state.len());
+        let definite = sink.definite();
+        self.coupled_springs(ctx.particles, state, ctx.h, |s| {
+            let nn = outer(s.n);
+            let mut dfdx = -s.k * nn;
+            if !definite && s.curvature > 0.0 {
+                dfdx += (s.k * s.depth * s.curvature) * (DMat3::IDENTITY - nn);
+            }
+            sink.add_pair(s.i, s.b, dfdx, -s.c * (DMat3::IDENTITY - nn));
+        });
+    }
+
+    fn project(&mut self, ctx: &ConstraintContext<'_>, state: &mut State) {
+        self.ensure_body_mask(state.len());
+        self.coupled = self.coupled_until == Some(ctx.t);
         let mut contacts = 0;
         for k in 0..self.bodies.len() {
             contacts += self.particles_against(k, ctx.particles, state);
@@ -483,6 +655,26 @@ impl Constraint for RigidContact {
         for a in 0..self.bodies.len() {
             for b in a + 1..self.bodies.len() {
                 contacts += self.bodies_against(a, b, ctx.particles, state);
+            }
+        }
+        if self.coupled {
+            // Take back the separating speed the coupled springs gave in pushing the
+            // starting penetrations out (once per step), split by inverse mass.
+            for (i, k, depth) in std::mem::take(&mut self.coupled_depths) {
+                let (i, body) = (i as usize, self.bodies[k as usize]);
+                let b = body.particle;
+                let (xb, q) = (state.x.get(b), state.q[b]);
+                let (d, n_local) = body.shape.distance(q.inverse() * (state.x.get(i) - xb));
+                let n = q * n_local;
+                let arm = state.x.get(i) - d * n - xb;
+                let rel = state.v.get(i) - state.v.get(b) - state.w.get(b).cross(arm);
+                let vn = rel.dot(n);
+                let (wp, wb) = (ctx.particles.inv_mass[i], ctx.particles.inv_mass[b]);
+                if vn > 0.0 {
+                    let cut = vn.min(coupled_push_speed(depth, ctx.h)) / (wp + wb);
+                    state.v.set(i, state.v.get(i) - (wp * cut) * n);
+                    state.v.set(b, state.v.get(b) + (wb * cut) * n);
+                }
             }
         }
         self.contacts = contacts;

@@ -142,11 +142,12 @@ impl ImplicitEuler {
     }
 
     /// Builds the pattern on the first step (or when the size changed).
-    fn ensure_pattern(&mut self, sys: &mut dyn System, state: &State, t: f64) {
+    fn ensure_pattern(&mut self, sys: &mut dyn System, state: &State, t: f64, h: f64) {
         let n = state.len();
         if !self.patterned || self.a.rows() != n {
             let mut pattern = PatternSink::default();
             sys.jacobian(state, t, &mut pattern);
+            sys.coupled_jacobian(state, t, h, &mut pattern);
             self.a = BlockMatrix::with_pattern(n, &pattern.pairs);
             self.patterned = true;
         }
@@ -155,7 +156,7 @@ impl ImplicitEuler {
     /// A and ∂f/∂x v in one pass ([`SystemSink`]), widening the pattern when a block
     /// falls outside it.
     fn assemble_fused(&mut self, sys: &mut dyn System, state: &State, t: f64, h: f64, definite: bool) {
-        self.ensure_pattern(sys, state, t);
+        self.ensure_pattern(sys, state, t, h);
         for attempt in 0..2 {
             if attempt == 1 {
                 self.a.widen();
@@ -165,6 +166,7 @@ impl ImplicitEuler {
             self.kv.fill(DVec3::ZERO);
             let mut sink = SystemSink { a: &mut self.a, kv: &mut self.kv, v: &state.v, h, definite };
             sys.jacobian(state, t, &mut sink);
+            sys.coupled_jacobian(state, t, h, &mut sink);
             if self.a.missed().is_empty() {
                 return;
             }
@@ -174,16 +176,18 @@ impl ImplicitEuler {
     /// Today's path before issue 13: ∂f/∂x and ∂f/∂v assembled into two matrices,
     /// then combined, and ∂f/∂x v by a product.
     fn assemble_apart(&mut self, sys: &mut dyn System, state: &State, t: f64, h: f64, definite: bool) {
-        self.ensure_pattern(sys, state, t);
+        self.ensure_pattern(sys, state, t, h);
         if self.jac.dfdx.rows() != self.a.rows() || self.jac.dfdx.pattern() != self.a.pattern() {
             self.jac = Jacobian::with_pattern(self.a.rows(), &self.a.pattern());
         }
         self.jac.definite = definite;
         self.jac.clear();
         sys.jacobian(state, t, &mut self.jac);
+        sys.coupled_jacobian(state, t, h, &mut self.jac);
         if self.jac.missed() {
             self.jac.widen();
             sys.jacobian(state, t, &mut self.jac);
+            sys.coupled_jacobian(state, t, h, &mut self.jac);
         }
         // A = M − h ∂f/∂v − h² ∂f/∂x, on the Jacobian's pattern.
         self.a.match_pattern(&self.jac.dfdx);
@@ -259,6 +263,7 @@ impl Integrator for ImplicitEuler {
         let n = state.len();
         let t0 = Instant::now();
         sys.loads(state, t, &mut self.loads);
+        sys.coupled_loads(state, t, h, &mut self.loads);
         let t1 = Instant::now();
         if self.dv.len() != n {
             self.history = 0;

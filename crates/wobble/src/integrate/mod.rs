@@ -78,6 +78,15 @@ pub trait System {
     /// Projects the constraints (collisions, drivers, sticks, limits) onto `state`
     /// at the end of a step of length `h` ending at time `t`.
     fn project(&mut self, state: &mut State, t: f64, h: f64);
+
+    /// Adds into `out` the forces of the stiff springs that constraints put inside
+    /// an implicit solve of a step of length `h` from `state` (rigid contact: see
+    /// [`crate::constraint`]'s "Constraints inside an implicit solve"). Only
+    /// implicit integrators call it; none by default.
+    fn coupled_loads(&mut self, _state: &State, _t: f64, _h: f64, _out: &mut Loads) {}
+
+    /// Adds the ∂f/∂x blocks of those springs.
+    fn coupled_jacobian(&mut self, _state: &State, _t: f64, _h: f64, _sink: &mut dyn JacobianSink) {}
 }
 
 /// What a step reports beyond the new state (iterative solvers fill it in).
