@@ -13,6 +13,10 @@ use std::path::Path;
 /// Largest scene file read, bytes (16 MiB: the largest example scene is a few kB).
 pub const MAX_SCENE_BYTES: u64 = 16 << 20;
 
+/// Largest frame file read back (a PLY frame for `wobble render`), bytes (1 GiB:
+/// about 40 million particles with their triangles).
+pub const MAX_FRAME_BYTES: u64 = 1 << 30;
+
 /// Largest mesh (OBJ) file read, bytes (256 MiB: about 5 million vertices).
 pub const MAX_MESH_BYTES: u64 = 256 << 20;
 
@@ -78,6 +82,13 @@ fn kind_of(m: &std::fs::Metadata) -> Option<&'static str> {
 /// Reads `path` as UTF-8 text of at most `cap` bytes, refusing anything that is not a
 /// regular file. Never blocks on a FIFO and never reads more than `cap + 1` bytes.
 pub fn read_text(path: &Path, cap: u64) -> Result<String, ReadError> {
+    text_of(read_bytes(path, cap)?)
+}
+
+/// Reads `path` as bytes, at most `cap` of them, refusing anything that is not a
+/// regular file (binary outputs read back: PLY frames). Never blocks on a FIFO and
+/// never reads more than `cap + 1` bytes.
+pub fn read_bytes(path: &Path, cap: u64) -> Result<Vec<u8>, ReadError> {
     use std::os::unix::fs::OpenOptionsExt;
     let io = |e: std::io::Error| ReadError::Io(e.to_string());
     // Refuse by type before opening: opening some devices has side effects.
@@ -94,7 +105,7 @@ pub fn read_text(path: &Path, cap: u64) -> Result<String, ReadError> {
     if bytes.len() as u64 > cap {
         return Err(ReadError::TooLarge { cap_mib: cap >> 20 });
     }
-    text_of(bytes)
+    Ok(bytes)
 }
 
 /// Checks that `bytes` are UTF-8 without NUL bytes and returns them as text.

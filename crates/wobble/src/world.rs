@@ -43,7 +43,7 @@ pub const DEFAULT_DT: f64 = 1e-3;
 pub const RUNAWAY_FACTOR: f64 = 1e4;
 /// First field of [`World::save_state`]: what the bytes are and their layout's
 /// version (raise it when the layout changes).
-const STATE_TAG: &str = "wobble-world-state/2";
+const STATE_TAG: &str = "wobble-world-state/3";
 /// Reference acceleration in the energy scale, m/s² (standard gravity).
 const ENERGY_SCALE_ACCELERATION: f64 = 9.81;
 
@@ -173,6 +173,7 @@ struct WorldSystem<'a> {
     forces: &'a mut [Box<dyn ForceTerm>],
     drag: &'a mut DragSpring,
     constraints: &'a mut [Box<dyn Constraint>],
+    contacts: &'a mut Contacts,
     constraint_iterations: u32,
     rotational: bool,
 }
@@ -226,12 +227,18 @@ impl System for WorldSystem<'_> {
         for c in self.constraints.iter_mut() {
             c.add_coupled_forces(&ctx, state, out);
         }
+        if !self.contacts.surfaces.is_empty() {
+            self.contacts.add_coupled_forces(self.particles, state, h, out);
+        }
     }
 
     fn coupled_jacobian(&mut self, state: &State, t: f64, h: f64, sink: &mut dyn JacobianSink) {
         let ctx = ConstraintContext { particles: self.particles, t, h };
         for c in self.constraints.iter_mut() {
             c.add_coupled_jacobian(&ctx, state, sink);
+        }
+        if !self.contacts.surfaces.is_empty() {
+            self.contacts.add_coupled_jacobian(self.particles, state, h, sink);
         }
     }
 }
@@ -380,6 +387,7 @@ impl World {
             forces: &mut self.forces,
             drag: &mut self.drag,
             constraints: &mut self.constraints,
+            contacts: &mut self.contacts,
             constraint_iterations: self.params.constraint_iterations,
             rotational: self.rotational,
         };
@@ -847,6 +855,7 @@ impl World {
             forces: &mut self.forces,
             drag: &mut self.drag,
             constraints: &mut self.constraints,
+            contacts: &mut self.contacts,
             constraint_iterations: 1,
             rotational: self.rotational,
         };
@@ -861,6 +870,7 @@ impl World {
             forces: &mut self.forces,
             drag: &mut self.drag,
             constraints: &mut self.constraints,
+            contacts: &mut self.contacts,
             constraint_iterations: 1,
             rotational: self.rotational,
         };

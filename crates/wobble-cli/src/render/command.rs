@@ -209,9 +209,10 @@ pub fn render_run_dir(dir: &Path, opts: &RenderOptions) -> Result<usize, String>
     let every = opts.every.unwrap_or(1).max(1) as usize;
     // The run's scene, when it can still be read, gives colours per body, colliders
     // and the camera; otherwise the frames alone are drawn.
-    let summary: Option<serde_json::Value> =
-        std::fs::read_to_string(dir.join("summary.json")).ok().and_then(|s| serde_json::from_str(&s).ok());
-    let scene = std::fs::read_to_string(dir.join("scene.toml")).ok().and_then(|text| {
+    // Both are read under the scene reader's limits (regular files, size cap, UTF-8).
+    let capped = |name: &str| wobble_scene::input::read_text(&dir.join(name), wobble_scene::input::MAX_SCENE_BYTES);
+    let summary: Option<serde_json::Value> = capped("summary.json").ok().and_then(|s| serde_json::from_str(&s).ok());
+    let scene = capped("scene.toml").ok().and_then(|text| {
         let base =
             summary.as_ref().and_then(|s| s["scene_dir"].as_str()).map_or_else(|| dir.to_path_buf(), PathBuf::from);
         Scene::parse(Source::new(dir.join("scene.toml").display().to_string(), text), base).ok()

@@ -23,7 +23,8 @@ fn bad(path: &Path, what: impl std::fmt::Display) -> String {
 
 /// Reads a frame written by `wobble run`.
 pub fn read(path: &Path) -> Result<PlyFrame, String> {
-    let data = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let data = wobble_scene::input::read_bytes(path, wobble_scene::input::MAX_FRAME_BYTES)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let end = data.windows(11).position(|w| w == b"end_header\n").ok_or_else(|| bad(path, "no end_header"))? + 11;
     let header = String::from_utf8_lossy(&data[..end]);
     if !header.starts_with("ply\nformat binary_little_endian 1.0\n") {

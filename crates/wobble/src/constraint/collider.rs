@@ -20,16 +20,17 @@
 //! reset of its lowest layer (which at h² k / m ≫ 1 let a lattice sag under its own
 //! weight). Friction is a damper −c (v − u)_t on the tangential velocity relative
 //! to the collider, c from [`super::coupled_friction`] (∂f/∂v = −c (I − n nᵀ)). The
-//! projection after that step then corrects only the penetration beyond
-//! [`super::COUPLED_SLOP`] r.
+//! projection after that step leaves those particles where the solve put them up
+//! to [`super::COUPLED_SLOP`] r inside (at rest they are inside by the load's
+//! F h² / (κ m), which the next solve's spring carries).
 
 use std::sync::Arc;
 
 use glam::{DMat3, DQuat, DVec3};
 
 use super::{
-    COUPLED_SLOP, Constraint, ConstraintContext, Motion, TriMesh, coupled_friction, coupled_push_speed,
-    coupled_stiffness, outer,
+    COUPLED_SLOP, COUPLED_STIFFNESS, Constraint, ConstraintContext, Motion, TriMesh, coupled_friction,
+    coupled_push_speed, coupled_stiffness, coupled_touches, outer,
 };
 use crate::force::{Loads, Parameter, ParameterError};
 use crate::model::RigidShape;
@@ -171,11 +172,12 @@ pub struct Collider {
     /// Number of contacts resolved in the last projection.
     pub contacts: usize,
     /// End time of the last step whose implicit solve held this collider's
-    /// contacts as springs: its projections leave [`COUPLED_SLOP`] of the radius
-    /// to them. Used only within that step (no part of a checkpoint).
+    /// contacts as springs: its projections leave those particles to them. Used only within that step (no part of a checkpoint).
     coupled_until: Option<f64>,
     /// The particles the last implicit solve held, with their starting penetration.
     coupled_depths: Vec<(u32, f64)>,
+    /// Scratch: per particle, whether the solve of the step being projected held it.
+    held: Vec<bool>,
 }
 
 impl Collider {
@@ -191,6 +193,7 @@ impl Collider {
             contacts: 0,
             coupled_until: None,
             coupled_depths: Vec::new(),
+            held: Vec::new(),
         }
     }
 
@@ -261,17 +264,18 @@ impl Collider {
             let radius = ctx.particles.radius[i];
             let (dist, n) = self.shape_distance(x - offset, radius);
             let depth = radius - dist;
-            if depth <= 0.0 {
+            if !coupled_touches(depth, radius.max(x.abs().max_element())) {
                 continue;
             }
+            let depth = depth.max(0.0);
             let curvature = match &self.shape {
                 Shape::Sphere { center, .. } => 1.0 / (x - offset - *center).length(),
                 _ => 0.0,
             };
-            let k = coupled_stiffness(w, ctx.h);
+            let k = coupled_stiffness(COUPLED_STIFFNESS, w, ctx.h);
             let rel = state.v.get(i) - u;
             let slip = rel - rel.dot(n) * n;
-            let c = coupled_friction(self.surface.friction, k * depth, slip.length());
+            let c = coupled_friction(COUPLED_STIFFNESS, w, ctx.h, self.surface.friction, k * depth, slip.length());
             each(Touch { i, n, depth, k, curvature, slip, c });
         }
     }
@@ -288,7 +292,7 @@ impl Collider {
     ) -> usize {
         let u = self.motion.velocity(ctx.t);
         let Surface { restitution, friction } = self.surface;
-        let coupled = self.coupled_until == Some(ctx.t);
+        let held = if self.coupled_until == Some(ctx.t) { Some(&self.held) } else { None };
         let mut contacts = 0;
         for i in 0..state.len() {
             if ctx.particles.inv_mass[i] == 0.0 || self.only.as_ref().is_some_and(|o| !o[i]) {
@@ -302,7 +306,9 @@ impl Collider {
                 continue;
             }
             contacts += 1;
-            let correct = if coupled { depth - COUPLED_SLOP * radius } else { depth };
+            // A particle the solve held as a spring keeps its penetration up to the
+            // slop: the spring carries the load with it in the next solve.
+            let correct = if held.is_some_and(|h| h[i]) { depth - COUPLED_SLOP * radius } else { depth };
             if correct > 0.0 {
                 state.x.set(i, x + correct * n);
             }
@@ -331,7 +337,8 @@ impl Constraint for Collider {
         let mut depths = std::mem::take(&mut self.coupled_depths);
         depths.clear();
         self.coupled_springs(ctx, state, |t| {
-            out.f.set(t.i, out.f.get(t.i) + (t.k * t.depth) * t.n - t.c * t.slip);
+            let f = (t.k * t.depth) * t.n - t.c * t.slip;
+            out.f.set(t.i, out.f.get(t.i) + f);
             depths.push((t.i as u32, t.depth));
         });
         self.coupled_depths = depths;
@@ -354,6 +361,14 @@ impl Constraint for Collider {
         // The shape is matched once per pass (planes, the commonest, get a loop of
         // their own), the motion evaluated once.
         let offset = self.motion.offset(ctx.t);
+        let coupled = self.coupled_until == Some(ctx.t);
+        if coupled {
+            self.held.clear();
+            self.held.resize(state.len(), false);
+            for &(i, _) in &self.coupled_depths {
+                self.held[i as usize] = true;
+            }
+        }
         self.contacts = match self.shape {
             Shape::Plane { point, normal } => {
                 let point = point + offset;
@@ -361,7 +376,7 @@ impl Constraint for Collider {
             }
             _ => self.resolve(ctx, state, |p, reach| self.shape_distance(p - offset, reach)),
         };
-        if self.coupled_until == Some(ctx.t) {
+        if coupled {
             // Take back the speed the coupled springs gave in pushing the starting
             // penetrations out (once per step).
             let u = self.motion.velocity(ctx.t);
@@ -370,7 +385,7 @@ impl Constraint for Collider {
                 let (_, n) = self.shape_distance(state.x.get(i) - offset, ctx.particles.radius[i]);
                 let vn = (state.v.get(i) - u).dot(n);
                 if vn > 0.0 {
-                    state.v.set(i, state.v.get(i) - vn.min(coupled_push_speed(depth, ctx.h)) * n);
+                    state.v.set(i, state.v.get(i) - vn.min(coupled_push_speed(COUPLED_STIFFNESS, depth, ctx.h)) * n);
                 }
             }
         }

@@ -20,9 +20,12 @@
 //! ([`Constraint::add_coupled_forces`], [`Constraint::add_coupled_jacobian`]), so
 //! the implicit system couples the two sides; implicit Euler asks for them (through
 //! [`crate::integrate::System::coupled_loads`]), explicit integrators never do.
-//! The projection after the step stays, for what the springs leave, and takes
-//! back the separating speed the springs gave in pushing a starting penetration out
-//! ([`coupled_push_speed`]), so that position errors do not become velocities.
+//! The projection after the step stays for the contacts that began within it; a
+//! contact held as a spring is moved back only by what exceeds [`COUPLED_SLOP`] of
+//! its radius (its penetration at rest, F h² / (κ m), is what carries the load and
+//! the friction in the next solve), and the separating speed the spring gave in pushing a starting
+//! penetration out is taken back ([`coupled_push_speed`]), so that position
+//! errors do not become velocities.
 //! Friction goes
 //! into the solve too, as a damper on the tangential relative velocity whose
 //! coefficient comes from the normal force and the slip at the step's start
@@ -54,47 +57,11 @@ pub use stick::Sticks;
 pub use stretch_limit::StretchLimit;
 pub use trimesh::TriMesh;
 
-/// Stiffness of the contact springs inside an implicit solve, as the multiple κ of
-/// the contact's reduced mass over h² (k = κ m_r / h²; default 100; m_r is the
-/// particle's mass against a collider). Raising it lets less penetration through (a
-/// load F sinks in by F h² / (κ m_r)) and costs conjugate-gradient iterations (the
-/// contact rows' diagonal grows by κ m_r).
-pub const COUPLED_STIFFNESS: f64 = 100.0;
-
-/// Penetration, as a fraction of the particle's radius, that the projection after
-/// an implicit step leaves to the coupled contact springs (default 0.5).
-pub const COUPLED_SLOP: f64 = 0.5;
-
-/// Tangential speed, m/s, below which coupled contact friction acts as a viscous
-/// damper that holds the contact (default 1 mm/s); above it the damper is weakened to
-/// pass the Coulomb force μ k δ at the step's starting speed (lagged friction).
-pub const COUPLED_STICK_SPEED: f64 = 1e-3;
-
-/// Damping coefficient (N s/m) of the friction of a coupled contact with friction
-/// coefficient `mu`, normal force `normal` (N) and starting tangential speed `slip`
-/// (m/s): μ F / max(slip, [`COUPLED_STICK_SPEED`]), so that the force at that speed
-/// never exceeds Coulomb's μ F.
-#[must_use]
-pub fn coupled_friction(mu: f64, normal: f64, slip: f64) -> f64 {
-    mu * normal / slip.max(COUPLED_STICK_SPEED)
-}
-
-/// The separating normal speed (m/s) that a coupled spring's push out of a starting
-/// penetration `depth` (m) gives in a step of `h` (s): implicit Euler moves a lone
-/// particle on the spring by κ/(1 + κ) of the penetration. The projection after the
-/// step takes back up to this much of a separating speed (a split impulse), so a
-/// particle that starts inside a surface is put out of it without being launched.
-#[must_use]
-pub fn coupled_push_speed(depth: f64, h: f64) -> f64 {
-    COUPLED_STIFFNESS / (1.0 + COUPLED_STIFFNESS) * depth / h
-}
-
-/// Stiffness (N/m) of a coupled contact spring between sides of total inverse mass
-/// `w` (1/kg) for a step of `h` (s): κ / (w h²).
-#[must_use]
-pub fn coupled_stiffness(w: f64, h: f64) -> f64 {
-    COUPLED_STIFFNESS / (w * h * h)
-}
+// The coupled-contact helpers live with the contact stage, which uses them too.
+pub use crate::contact::coupled::{
+    COUPLED_SLOP, COUPLED_STICK_SPEED, COUPLED_STIFFNESS, coupled_friction, coupled_push_speed, coupled_stiffness,
+    coupled_touches,
+};
 
 /// The outer product n nᵀ.
 #[must_use]

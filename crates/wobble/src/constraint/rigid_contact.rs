@@ -34,8 +34,12 @@
 //! faces have none, and at a box's edges and corners it is left out, so the
 //! matrix stays definite). The stiffness is k = κ m_r / h² with m_r the pair's
 //! reduced mass and κ = [`super::COUPLED_STIFFNESS`]: the spring holds a load F at
-//! δ = F h² / (κ m_r). In the same step the projection then corrects only the
-//! penetration beyond [`COUPLED_SLOP`] r, so that it does not undo the springs.
+//! δ = F h² / (κ m_r). In the same step the projection corrects only the
+//! penetration beyond [`COUPLED_SLOP`] r, for every particle (the spring carries
+//! the load with that penetration in the next solve; a heavy body landing on many
+//! particles at once would otherwise be stopped by their masses alone, as before
+//! the coupling, and crush the layer under it), and takes back the
+//! separating speed a spring gave in pushing a starting penetration out.
 //!
 //! # Bodies against triangles
 //! Particles alone let a body slip between them when it is small against the mesh
@@ -78,7 +82,8 @@ use glam::{DMat3, DVec3};
 
 use super::collider::{Collider, Surface};
 use super::{
-    COUPLED_SLOP, Constraint, ConstraintContext, coupled_friction, coupled_push_speed, coupled_stiffness, outer,
+    COUPLED_SLOP, COUPLED_STIFFNESS, Constraint, ConstraintContext, coupled_friction, coupled_push_speed,
+    coupled_stiffness, outer,
 };
 use crate::contact::narrow::point_triangle;
 use crate::force::{Loads, Parameter, ParameterError};
@@ -144,8 +149,8 @@ pub struct RigidContact {
     pub contacts: usize,
     /// End time of the last step whose implicit solve held the particle contacts
     /// as springs (set by [`Constraint::add_coupled_forces`]): the projections
-    /// ending at that time leave [`COUPLED_SLOP`] of the radius to them. Used only
-    /// within that step, so it is no part of a checkpoint.
+    /// ending at that time leave those particles to them. Used only within that
+    /// step, so it is no part of a checkpoint.
     coupled_until: Option<f64>,
     /// Whether the projection under way follows such a solve.
     coupled: bool,
@@ -220,16 +225,17 @@ impl RigidContact {
                 if depth <= 0.0 {
                     continue;
                 }
+                let depth = depth.max(0.0);
                 let n = q * n_local;
                 let curvature = match body.shape {
                     RigidShape::Sphere { .. } => 1.0 / (x - xb).length(),
                     RigidShape::Box { .. } => 0.0,
                 };
-                let k = coupled_stiffness(w, h);
+                let k = coupled_stiffness(COUPLED_STIFFNESS, w, h);
                 let arm = x - d * n - xb;
                 let rel = state.v.get(i) - state.v.get(b) - state.w.get(b).cross(arm);
                 let slip = rel - rel.dot(n) * n;
-                let c = coupled_friction(self.surface.friction, k * depth, slip.length());
+                let c = coupled_friction(COUPLED_STIFFNESS, w, h, self.surface.friction, k * depth, slip.length());
                 each(CoupledSpring { body: index, i, b, n, depth, k, arm, curvature, slip, c });
             }
         }
@@ -671,7 +677,7 @@ impl Constraint for RigidContact {
                 let vn = rel.dot(n);
                 let (wp, wb) = (ctx.particles.inv_mass[i], ctx.particles.inv_mass[b]);
                 if vn > 0.0 {
-                    let cut = vn.min(coupled_push_speed(depth, ctx.h)) / (wp + wb);
+                    let cut = vn.min(coupled_push_speed(COUPLED_STIFFNESS, depth, ctx.h)) / (wp + wb);
                     state.v.set(i, state.v.get(i) - (wp * cut) * n);
                     state.v.set(b, state.v.get(b) + (wb * cut) * n);
                 }

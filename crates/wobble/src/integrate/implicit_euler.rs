@@ -30,7 +30,7 @@ use glam::{DMat3, DVec3};
 use super::{Integrator, IntegratorError, StepReport, System, rotate_symplectic};
 use crate::force::{JacobianSink, Loads};
 use crate::model::{State, Vec3s};
-use crate::solve::{BlockMatrix, Cg, CgError, CgReport, CgSettings, Jacobian, PatternSink, SolverKind};
+use crate::solve::{BlockMatrix, Cg, CgError, CgReport, CgSettings, Jacobian, PatternSink, SolverKind, Stencils};
 
 /// Implicit Euler with a conjugate-gradient solve. See the module docs.
 #[derive(Debug, Default)]
@@ -53,6 +53,8 @@ pub struct ImplicitEuler {
     history: u32,
     fixed: Vec<bool>,
     patterned: bool,
+    /// Off-pattern blocks of contact stencils (see [`Stencils`]), refilled with A.
+    stencils: Stencils,
 }
 
 /// Assembles A = M − h ∂f/∂v − h² ∂f/∂x and ∂f/∂x v in one pass over the force
@@ -60,6 +62,8 @@ pub struct ImplicitEuler {
 /// combined once and added at their four places.
 struct SystemSink<'a> {
     a: &'a mut BlockMatrix,
+    /// Where the off-diagonal blocks of stencils go.
+    stencils: &'a mut Stencils,
     /// ∂f/∂x v, N/s.
     kv: &'a mut Vec3s,
     v: &'a Vec3s,
@@ -93,6 +97,26 @@ impl JacobianSink for SystemSink<'_> {
         let d = dfdx * (self.v.get(a) - self.v.get(b));
         self.kv.add(a, d);
         self.kv.sub(b, d);
+    }
+
+    /// Diagonal blocks into A, the rest into the stencil list; ∂f/∂x v exactly.
+    fn add_stencil(&mut self, p: [u32; 4], w: [f64; 4], dfdx: DMat3, dfdv: DMat3) {
+        let m = dfdx * (-self.h * self.h) - dfdv * self.h;
+        let mut u = DVec3::ZERO;
+        for k in 0..4 {
+            if w[k] != 0.0 {
+                u += self.v.get(p[k] as usize) * w[k];
+            }
+        }
+        let du = dfdx * u;
+        for k in 0..4 {
+            if w[k] != 0.0 {
+                let i = p[k] as usize;
+                self.a.add(i, i, m * (w[k] * w[k]));
+                self.kv.add(i, du * w[k]);
+            }
+        }
+        self.stencils.push(p, w, m);
     }
 }
 
@@ -133,7 +157,7 @@ impl ImplicitEuler {
             self.rhs.set(i, (self.loads.f.get(i) + self.kv.get(i) * h) * h);
         }
         let t2 = Instant::now();
-        let out = self.cg.solve(&self.a, &self.rhs, &mut self.dv, &self.fixed);
+        let out = self.cg.solve_with(&self.a, &self.stencils, &self.rhs, &mut self.dv, &self.fixed);
         let setup = out.as_ref().map_or(Duration::ZERO, |r| Duration::from_secs_f64(r.seconds_setup));
         times[0] += t2 - t1;
         times[1] += setup;
@@ -164,7 +188,9 @@ impl ImplicitEuler {
             self.a.clear();
             self.a.add_scaled_mass(1.0, &sys.particles().mass);
             self.kv.fill(DVec3::ZERO);
-            let mut sink = SystemSink { a: &mut self.a, kv: &mut self.kv, v: &state.v, h, definite };
+            self.stencils.clear();
+            let mut sink =
+                SystemSink { a: &mut self.a, stencils: &mut self.stencils, kv: &mut self.kv, v: &state.v, h, definite };
             sys.jacobian(state, t, &mut sink);
             sys.coupled_jacobian(state, t, h, &mut sink);
             if self.a.missed().is_empty() {
@@ -177,6 +203,7 @@ impl ImplicitEuler {
     /// then combined, and ∂f/∂x v by a product.
     fn assemble_apart(&mut self, sys: &mut dyn System, state: &State, t: f64, h: f64, definite: bool) {
         self.ensure_pattern(sys, state, t, h);
+        self.stencils.clear();
         if self.jac.dfdx.rows() != self.a.rows() || self.jac.dfdx.pattern() != self.a.pattern() {
             self.jac = Jacobian::with_pattern(self.a.rows(), &self.a.pattern());
         }

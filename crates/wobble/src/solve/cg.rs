@@ -20,7 +20,7 @@ use std::time::Instant;
 
 use glam::{DMat3, DVec3};
 
-use super::BlockMatrix;
+use super::{BlockMatrix, Stencils};
 use crate::model::Vec3s;
 
 /// Stopping rule.
@@ -158,6 +158,8 @@ pub struct Cg {
     dtilde: Vec<DMat3>,
     /// E = 2 D̃ − D (Eisenstat's correction; D itself where D is positive definite).
     extra: Vec<DMat3>,
+    /// C t, the off-pattern stencil product (scratch).
+    ct: Vec3s,
 }
 
 impl Cg {
@@ -177,6 +179,21 @@ impl Cg {
     /// ‖S (b − A x)‖ is computed afresh and the iteration goes on from it if it is
     /// not, so the reported residual is always the true one.
     pub fn solve(&mut self, a: &BlockMatrix, b: &Vec3s, x: &mut Vec3s, fixed: &[bool]) -> Result<CgReport, CgError> {
+        self.solve_with(a, &Stencils::default(), b, x, fixed)
+    }
+
+    /// As [`Cg::solve`] for the system matrix A + C, with C the off-pattern parts
+    /// of `extra`'s stencils (see [`Stencils`]): products and residuals include C;
+    /// the preconditioner is built from A (which holds the stencils' diagonal
+    /// blocks).
+    pub fn solve_with(
+        &mut self,
+        a: &BlockMatrix,
+        extra: &Stencils,
+        b: &Vec3s,
+        x: &mut Vec3s,
+        fixed: &[bool],
+    ) -> Result<CgReport, CgError> {
         let n = a.rows();
         for v in [&mut self.r, &mut self.z, &mut self.p, &mut self.q] {
             if v.len() != n {
@@ -226,13 +243,13 @@ impl Cg {
             if self.t.len() != n {
                 self.t = Vec3s::zeros(n);
             }
-            return self.solve_eisenstat(a, b, x, fixed, b_norm, seconds_setup);
+            return self.solve_eisenstat(a, extra, b, x, fixed, b_norm, seconds_setup);
         }
         let mut iterations = 0;
         loop {
             // r = S (b − A x), the true residual (at the start and after every
             // pass that believes it has converged).
-            let r_norm = true_residual(a, b, x, fixed, &mut self.r);
+            let r_norm = true_residual(a, extra, b, x, fixed, &mut self.r);
             if !r_norm.is_finite() {
                 return Err(CgError::NoConvergence { iterations, residual: f64::NAN });
             }
@@ -245,13 +262,14 @@ impl Cg {
             while r_norm > goal {
                 if iterations >= self.settings.max_iterations {
                     if self.settings.accept_unconverged {
-                        let r_norm = true_residual(a, b, x, fixed, &mut self.r);
+                        let r_norm = true_residual(a, extra, b, x, fixed, &mut self.r);
                         return Ok(CgReport { iterations, residual: r_norm / b_norm, seconds_setup });
                     }
                     return Err(CgError::NoConvergence { iterations, residual: r_norm / b_norm });
                 }
                 iterations += 1;
                 a.mul(&self.p, &mut self.q);
+                extra.add_product(&self.p, &mut self.q);
                 for i in 0..n {
                     if is_fixed(i) {
                         self.q.set(i, DVec3::ZERO);
@@ -300,9 +318,11 @@ impl Cg {
     /// r̂ = F⁻¹ r; ‖r‖ is estimated from it by the ratio ‖r‖/‖r̂‖ at the start,
     /// and whenever the estimate meets the tolerance the true residual is computed
     /// afresh; if that misses the tolerance the iteration restarts from it.
+    #[allow(clippy::too_many_arguments)]
     fn solve_eisenstat(
         &mut self,
         a: &BlockMatrix,
+        extra: &Stencils,
         b: &Vec3s,
         x: &mut Vec3s,
         fixed: &[bool],
@@ -316,7 +336,7 @@ impl Cg {
         // estimate says converged but the true residual does not (the recurrence's
         // r̂ drifts from F⁻¹ r; restarting from the true one keeps it honest).
         loop {
-            let r_norm = true_residual(a, b, x, fixed, &mut self.q);
+            let r_norm = true_residual(a, extra, b, x, fixed, &mut self.q);
             if !r_norm.is_finite() {
                 return Err(CgError::NoConvergence { iterations, residual: f64::NAN });
             }
@@ -338,17 +358,27 @@ impl Cg {
             let ratio = if rhat2 > 0.0 { r_norm / rhat2.sqrt() } else { 1.0 };
             loop {
                 if iterations >= self.settings.max_iterations {
-                    let r_norm = true_residual(a, b, x, fixed, &mut self.q);
+                    let r_norm = true_residual(a, extra, b, x, fixed, &mut self.q);
                     if self.settings.accept_unconverged {
                         return Ok(CgReport { iterations, residual: r_norm / b_norm, seconds_setup });
                     }
                     return Err(CgError::NoConvergence { iterations, residual: r_norm / b_norm });
                 }
                 iterations += 1;
-                // t = B⁻¹ p; q = t + F⁻¹ (p − E t) = Â p.
+                // t = B⁻¹ p; q = t + F⁻¹ (p − E t + C t) = Â p.
                 backward_sweep(a, &self.precond, fixed, &self.p, &mut self.t);
-                let (p, t, extra) = (&self.p, &self.t, &self.extra);
-                forward_sweep(a, &self.precond, fixed, |i| p.get(i) - extra[i] * t.get(i), &mut self.q);
+                if extra.is_empty() {
+                    let (p, t, e) = (&self.p, &self.t, &self.extra);
+                    forward_sweep(a, &self.precond, fixed, |i| p.get(i) - e[i] * t.get(i), &mut self.q);
+                } else {
+                    if self.ct.len() != n {
+                        self.ct = Vec3s::zeros(n);
+                    }
+                    self.ct.fill(DVec3::ZERO);
+                    extra.add_product(&self.t, &mut self.ct);
+                    let (p, t, e, ct) = (&self.p, &self.t, &self.extra, &self.ct);
+                    forward_sweep(a, &self.precond, fixed, |i| p.get(i) - e[i] * t.get(i) + ct.get(i), &mut self.q);
+                }
                 let mut p_ap = 0.0;
                 for i in 0..n {
                     let qi = self.q.get(i) + self.t.get(i);
@@ -387,9 +417,10 @@ impl Cg {
     }
 }
 
-/// r = S (b − A x); returns ‖r‖.
-fn true_residual(a: &BlockMatrix, b: &Vec3s, x: &Vec3s, fixed: &[bool], r: &mut Vec3s) -> f64 {
+/// r = S (b − (A + C) x); returns ‖r‖.
+fn true_residual(a: &BlockMatrix, extra: &Stencils, b: &Vec3s, x: &Vec3s, fixed: &[bool], r: &mut Vec3s) -> f64 {
     a.mul(x, r);
+    extra.add_product(x, r);
     let mut r2 = 0.0;
     for i in 0..a.rows() {
         if fixed.get(i).copied().unwrap_or(false) {

@@ -22,9 +22,11 @@ use crate::model::Vec3s;
 
 pub mod cg;
 mod sink;
+pub mod stencil;
 
 pub use cg::{Cg, CgError, CgReport, CgSettings, SolverKind};
 pub use sink::{JacobianSink, ScalarStiffnessSink};
+pub use stencil::Stencils;
 
 /// (row, column) pairs from a flat list `[i0, j0, i1, j1, ...]` of a saved pattern
 /// over `n` block rows (for [`crate::checkpoint`]).
@@ -244,6 +246,8 @@ impl JacobianSink for PatternSink {
             self.pairs.push((i as u32, j as u32));
         }
     }
+    /// Stencils stay outside the pattern (their diagonal blocks are always in it).
+    fn add_stencil(&mut self, _p: [u32; 4], _w: [f64; 4], _dfdx: DMat3, _dfdv: DMat3) {}
 }
 
 /// ∂f/∂x and ∂f/∂v as two block matrices with one pattern: a [`JacobianSink`].

@@ -34,6 +34,23 @@ pub trait JacobianSink {
         self.add_dfdv(b, a, -dfdv);
     }
 
+    /// Adds the blocks of a contact-like element whose force on stencil particle a
+    /// is w_a F with F depending on Σ_b w_b x_b and Σ_b w_b v_b: block (a, b) of
+    /// ∂f/∂x is w_a w_b `dfdx`, of ∂f/∂v w_a w_b `dfdv` (slots of weight 0 unused).
+    /// By default added block by block; the implicit system's sink keeps the
+    /// off-diagonal blocks outside its pattern (see [`super::Stencils`]).
+    fn add_stencil(&mut self, p: [u32; 4], w: [f64; 4], dfdx: DMat3, dfdv: DMat3) {
+        for a in 0..4 {
+            for b in 0..4 {
+                let ww = w[a] * w[b];
+                if ww != 0.0 {
+                    self.add_dfdx(p[a] as usize, p[b] as usize, dfdx * ww);
+                    self.add_dfdv(p[a] as usize, p[b] as usize, dfdv * ww);
+                }
+            }
+        }
+    }
+
     /// Whether the sink uses ∂f/∂x blocks at all. A sink that only collects the
     /// damping matrix ∂f/∂v (the grids' semi-implicit scheme) says no, and terms
     /// whose Jacobian has no ∂f/∂v part may then skip their work. Yes by default.
