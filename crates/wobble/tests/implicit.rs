@@ -641,6 +641,7 @@ fn stencils_outside_the_pattern_solve_as_blocks_inside_it() {
             }
         }
     }
+    stencils.index(n);
     // A with the stencils' diagonals (what the implicit sink builds), and the full
     // matrix with every block.
     let mut with_diagonals = base.clone();

@@ -157,6 +157,7 @@ impl ImplicitEuler {
             self.rhs.set(i, (self.loads.f.get(i) + self.kv.get(i) * h) * h);
         }
         let t2 = Instant::now();
+        self.stencils.index(state.len());
         let out = self.cg.solve_with(&self.a, &self.stencils, &self.rhs, &mut self.dv, &self.fixed);
         let setup = out.as_ref().map_or(Duration::ZERO, |r| Duration::from_secs_f64(r.seconds_setup));
         times[0] += t2 - t1;

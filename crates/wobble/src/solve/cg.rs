@@ -158,8 +158,6 @@ pub struct Cg {
     dtilde: Vec<DMat3>,
     /// E = 2 D̃ − D (Eisenstat's correction; D itself where D is positive definite).
     extra: Vec<DMat3>,
-    /// C t, the off-pattern stencil product (scratch).
-    ct: Vec3s,
 }
 
 impl Cg {
@@ -183,9 +181,9 @@ impl Cg {
     }
 
     /// As [`Cg::solve`] for the system matrix A + C, with C the off-pattern parts
-    /// of `extra`'s stencils (see [`Stencils`]): products and residuals include C;
-    /// the preconditioner is built from A (which holds the stencils' diagonal
-    /// blocks).
+    /// of `extra`'s stencils (see [`Stencils`], indexed for A's size): products and
+    /// residuals include C, and block SSOR's sweeps take C's lower and upper
+    /// blocks with A's (A holds the stencils' diagonal blocks).
     pub fn solve_with(
         &mut self,
         a: &BlockMatrix,
@@ -195,6 +193,7 @@ impl Cg {
         fixed: &[bool],
     ) -> Result<CgReport, CgError> {
         let n = a.rows();
+        debug_assert!(extra.is_indexed(n), "stencils must be indexed (Stencils::index) before a solve");
         for v in [&mut self.r, &mut self.z, &mut self.p, &mut self.q] {
             if v.len() != n {
                 *v = Vec3s::zeros(n);
@@ -344,7 +343,7 @@ impl Cg {
                 return Ok(CgReport { iterations, residual: r_norm / b_norm, seconds_setup });
             }
             // r̂ = F⁻¹ r, z = D̃ r̂, p = z.
-            forward_sweep(a, &self.precond, fixed, |i| self.q.get(i), &mut self.r);
+            forward_sweep(a, extra, &self.precond, fixed, |i| self.q.get(i), &mut self.r);
             let mut rz = 0.0;
             let mut rhat2 = 0.0;
             for i in 0..n {
@@ -365,20 +364,11 @@ impl Cg {
                     return Err(CgError::NoConvergence { iterations, residual: r_norm / b_norm });
                 }
                 iterations += 1;
-                // t = B⁻¹ p; q = t + F⁻¹ (p − E t + C t) = Â p.
-                backward_sweep(a, &self.precond, fixed, &self.p, &mut self.t);
-                if extra.is_empty() {
-                    let (p, t, e) = (&self.p, &self.t, &self.extra);
-                    forward_sweep(a, &self.precond, fixed, |i| p.get(i) - e[i] * t.get(i), &mut self.q);
-                } else {
-                    if self.ct.len() != n {
-                        self.ct = Vec3s::zeros(n);
-                    }
-                    self.ct.fill(DVec3::ZERO);
-                    extra.add_product(&self.t, &mut self.ct);
-                    let (p, t, e, ct) = (&self.p, &self.t, &self.extra, &self.ct);
-                    forward_sweep(a, &self.precond, fixed, |i| p.get(i) - e[i] * t.get(i) + ct.get(i), &mut self.q);
-                }
+                // t = B⁻¹ p; q = t + F⁻¹ (p − E t) = Â p (the stencils' blocks are
+                // part of F and B: their lower and upper triangles go with A's).
+                backward_sweep(a, extra, &self.precond, fixed, &self.p, &mut self.t);
+                let (p, t, e) = (&self.p, &self.t, &self.extra);
+                forward_sweep(a, extra, &self.precond, fixed, |i| p.get(i) - e[i] * t.get(i), &mut self.q);
                 let mut p_ap = 0.0;
                 for i in 0..n {
                     let qi = self.q.get(i) + self.t.get(i);
@@ -437,7 +427,14 @@ fn true_residual(a: &BlockMatrix, extra: &Stencils, b: &Vec3s, x: &Vec3s, fixed:
 /// y = F⁻¹ v with F = D̃ + L (L: A's strictly lower block triangle; `inv` = D̃⁻¹):
 /// y_i = D̃_i⁻¹ (v_i − Σ_{j<i} A_ij y_j), rows in ascending order. Fixed rows get 0
 /// (and so drop out of later rows' sums).
-fn forward_sweep(a: &BlockMatrix, inv: &[DMat3], fixed: &[bool], v: impl Fn(usize) -> DVec3, y: &mut Vec3s) {
+fn forward_sweep(
+    a: &BlockMatrix,
+    extra: &Stencils,
+    inv: &[DMat3],
+    fixed: &[bool],
+    v: impl Fn(usize) -> DVec3,
+    y: &mut Vec3s,
+) {
     for (i, inv) in inv.iter().enumerate().take(a.rows()) {
         if fixed.get(i).copied().unwrap_or(false) {
             y.set(i, DVec3::ZERO);
@@ -447,6 +444,11 @@ fn forward_sweep(a: &BlockMatrix, inv: &[DMat3], fixed: &[bool], v: impl Fn(usiz
         for k in a.row_ptr[i] as usize..a.diag[i] as usize {
             s -= a.blocks[k] * y.get(a.cols[k] as usize);
         }
+        for &(j, block) in extra.row(i) {
+            if (j as usize) < i {
+                s -= block * y.get(j as usize);
+            }
+        }
         y.set(i, *inv * s);
     }
 }
@@ -454,7 +456,7 @@ fn forward_sweep(a: &BlockMatrix, inv: &[DMat3], fixed: &[bool], v: impl Fn(usiz
 /// t = B⁻¹ v with B = D̃ + U (U: A's strictly upper block triangle, Lᵀ for a
 /// symmetric A): t_i = D̃_i⁻¹ (v_i − Σ_{j>i} A_ij t_j), rows in descending order.
 /// Fixed rows get 0.
-fn backward_sweep(a: &BlockMatrix, inv: &[DMat3], fixed: &[bool], v: &Vec3s, t: &mut Vec3s) {
+fn backward_sweep(a: &BlockMatrix, extra: &Stencils, inv: &[DMat3], fixed: &[bool], v: &Vec3s, t: &mut Vec3s) {
     for i in (0..a.rows()).rev() {
         if fixed.get(i).copied().unwrap_or(false) {
             t.set(i, DVec3::ZERO);
@@ -463,6 +465,11 @@ fn backward_sweep(a: &BlockMatrix, inv: &[DMat3], fixed: &[bool], v: &Vec3s, t: 
         let mut s = v.get(i);
         for k in a.diag[i] as usize + 1..a.row_ptr[i + 1] as usize {
             s -= a.blocks[k] * t.get(a.cols[k] as usize);
+        }
+        for &(j, block) in extra.row(i) {
+            if (j as usize) > i {
+                s -= block * t.get(j as usize);
+            }
         }
         t.set(i, inv[i] * s);
     }

@@ -9,6 +9,9 @@
 //! cloth. So the diagonal blocks w_a² M go into the matrix (always in its pattern,
 //! and where the preconditioner sees them), and the rest is applied here without a
 //! matrix: (C p)_a = w_a M (Σ_b w_b p_b) − w_a² M p_a, O(stencils) per product.
+//! For the block-SSOR preconditioner the off-diagonal blocks are also sorted into
+//! rows once per step ([`Stencils::index`]), so that its sweeps take them beside the
+//! matrix's own rows and it sees the contacts' coupling.
 //! The sum A + C is the system matrix; it stays symmetric when every M is.
 
 use glam::{DMat3, DVec3};
@@ -24,6 +27,14 @@ pub struct Stencils {
     pub weights: Vec<[f64; 4]>,
     /// Each stencil's block M.
     pub blocks: Vec<DMat3>,
+    /// The off-diagonal blocks by row ([`Stencils::index`]): row i's are
+    /// `entries[row_ptr[i]..row_ptr[i + 1]]`, (column, block) in stencil order.
+    row_ptr: Vec<u32>,
+    entries: Vec<(u32, DMat3)>,
+    /// Scratch of [`Stencils::index`].
+    cursor: Vec<u32>,
+    /// Stencils covered by the index.
+    indexed: usize,
 }
 
 impl Stencils {
@@ -32,6 +43,62 @@ impl Stencils {
         self.particles.clear();
         self.weights.clear();
         self.blocks.clear();
+        self.entries.clear();
+        self.row_ptr.clear();
+        self.indexed = 0;
+    }
+
+    /// Sorts the off-diagonal blocks w_a w_b M (a ≠ b) into rows of an n-row
+    /// matrix, so that the preconditioner's sweeps can take them with the matrix's
+    /// own rows (a counting pass; the storage is kept from step to step).
+    pub fn index(&mut self, n: usize) {
+        self.row_ptr.clear();
+        self.row_ptr.resize(n + 1, 0);
+        for (p, w) in self.particles.iter().zip(&self.weights) {
+            for a in 0..4 {
+                for b in 0..4 {
+                    if a != b && w[a] * w[b] != 0.0 && p[a] != p[b] {
+                        self.row_ptr[p[a] as usize + 1] += 1;
+                    }
+                }
+            }
+        }
+        for i in 0..n {
+            self.row_ptr[i + 1] += self.row_ptr[i];
+        }
+        self.entries.clear();
+        self.entries.resize(self.row_ptr[n] as usize, (0, DMat3::ZERO));
+        // Fill each row from its start with a moving cursor.
+        self.cursor.clear();
+        self.cursor.extend_from_slice(&self.row_ptr[..n]);
+        for ((p, w), m) in self.particles.iter().zip(&self.weights).zip(&self.blocks) {
+            for a in 0..4 {
+                for b in 0..4 {
+                    if a != b && w[a] * w[b] != 0.0 && p[a] != p[b] {
+                        let row = p[a] as usize;
+                        self.entries[self.cursor[row] as usize] = (p[b], *m * (w[a] * w[b]));
+                        self.cursor[row] += 1;
+                    }
+                }
+            }
+        }
+        self.indexed = self.blocks.len();
+    }
+
+    /// Whether [`Stencils::index`] covers every stencil for an n-row matrix.
+    #[must_use]
+    pub fn is_indexed(&self, n: usize) -> bool {
+        self.indexed == self.blocks.len() && (self.blocks.is_empty() || self.row_ptr.len() == n + 1)
+    }
+
+    /// Off-diagonal blocks of row i: (column, block).
+    #[inline]
+    #[must_use]
+    pub fn row(&self, i: usize) -> &[(u32, DMat3)] {
+        if self.row_ptr.len() <= i + 1 {
+            return &[];
+        }
+        &self.entries[self.row_ptr[i] as usize..self.row_ptr[i + 1] as usize]
     }
 
     /// Number of stencils.
