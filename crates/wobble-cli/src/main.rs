@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use clap::{Parser, Subcommand};
 use miette::{Diagnostic, NamedSource, SourceSpan};
-use wobble_scene::{Scene, SceneError, Source};
+use wobble_scene::{Override, Scene, SceneError, Source};
 
 mod experiments;
 mod image;
@@ -28,6 +28,11 @@ struct Cli {
     /// Worker threads (default: every core). Results are identical for any count.
     #[arg(long, global = true)]
     threads: Option<usize>,
+    /// Override a scene value by its dotted path, e.g.
+    /// `--set body.cloth.springs.structural.stiffness=800` or `--set simulation.dt=5e-4`
+    /// (repeatable; for commands that read a scene file).
+    #[arg(long = "set", global = true, value_name = "KEY=VALUE", value_parser = parse_override)]
+    set: Vec<Override>,
     #[command(subcommand)]
     command: Command,
 }
@@ -190,12 +195,20 @@ fn report_scene_error(e: &SceneError) {
     eprintln!("{:?}", miette::Report::new(SceneDiagnostic::from(e)));
 }
 
-/// Loads a scene file, or the built-in default.
-pub fn load_scene(path: Option<&Path>) -> Result<Scene, SceneError> {
+/// Loads a scene file, or the built-in default, with `overrides` applied.
+pub fn load_scene(path: Option<&Path>, overrides: &[Override]) -> Result<Scene, SceneError> {
     match path {
-        Some(p) => Scene::load(p),
-        None => Scene::parse(Source::new(DEFAULT_SCENE_NAME, DEFAULT_SCENE), PathBuf::from("scenes")),
+        Some(p) => Scene::load_with(p, overrides),
+        None => Scene::parse_with(Source::new(DEFAULT_SCENE_NAME, DEFAULT_SCENE), PathBuf::from("scenes"), overrides),
     }
+}
+
+/// Reads one `--set KEY=VALUE`.
+fn parse_override(arg: &str) -> Result<Override, String> {
+    Override::parse(arg).map_err(|e| match e.help {
+        Some(help) => format!("{} ({help})", e.message),
+        None => e.message,
+    })
 }
 
 fn main() -> ExitCode {
@@ -221,9 +234,13 @@ fn main() -> ExitCode {
                 return ExitCode::from(2);
             }
             let result = match resume {
+                Some(_) if !cli.set.is_empty() => {
+                    eprintln!("error: --set cannot change a run being resumed (its scene.toml is fixed)");
+                    return ExitCode::from(2);
+                }
                 Some(dir) => run::resume(&dir, quiet, max_memory),
                 None => {
-                    let scene = match load_scene(scene.as_deref()) {
+                    let scene = match load_scene(scene.as_deref(), &cli.set) {
                         Ok(s) => s,
                         Err(e) => {
                             report_scene_error(&e);
@@ -253,7 +270,8 @@ fn main() -> ExitCode {
                 }
             }
         }
-        Command::Validate { scene } => match load_scene(Some(&scene)).and_then(|s| s.build().map(|b| (s, b))) {
+        Command::Validate { scene } => match load_scene(Some(&scene), &cli.set).and_then(|s| s.build().map(|b| (s, b)))
+        {
             Ok((s, built)) => {
                 let w = &built.world;
                 println!(
@@ -273,7 +291,8 @@ fn main() -> ExitCode {
                 ExitCode::from(2)
             }
         },
-        Command::Info { scene } => match load_scene(scene.as_deref()).and_then(|s| s.build().map(|b| (s, b))) {
+        Command::Info { scene } => match load_scene(scene.as_deref(), &cli.set).and_then(|s| s.build().map(|b| (s, b)))
+        {
             Ok((s, built)) => {
                 print!("{}", run::info_text(&s, &built));
                 ExitCode::SUCCESS
@@ -286,7 +305,11 @@ fn main() -> ExitCode {
         Command::View { scene, port, listen, max_connections, scenes } => {
             let listen = listen.unwrap_or_else(|| std::net::SocketAddr::from((std::net::Ipv4Addr::LOCALHOST, port)));
             let limits = wobble_viewer::Limits { max_connections: max_connections as usize, ..Default::default() };
-            view_command(scene.as_deref(), wobble_viewer::Options { listen, limits }, scenes)
+            view_command(scene.as_deref(), &cli.set, wobble_viewer::Options { listen, limits }, scenes)
+        }
+        Command::Experiment { .. } if !cli.set.is_empty() => {
+            eprintln!("error: --set applies to scene files; experiments fix their own set-ups");
+            ExitCode::from(2)
         }
         Command::Experiment { name, list, out, strict } => experiment_command(name, list, &out, strict),
         Command::Render { input, out, every, width, height, gif, strain, springs, flat, duration, steps } => {
@@ -314,10 +337,13 @@ fn main() -> ExitCode {
                 duration,
                 steps,
             };
-            let result = if input.is_dir() {
+            let result = if input.is_dir() && !cli.set.is_empty() {
+                eprintln!("error: --set applies to scene files, not to a run directory's frames");
+                return ExitCode::from(2);
+            } else if input.is_dir() {
                 render::command::render_run_dir(&input, &opts)
             } else {
-                match load_scene(Some(&input)) {
+                match load_scene(Some(&input), &cli.set) {
                     Ok(scene) => render::command::render_scene(&scene, &opts),
                     Err(e) => {
                         report_scene_error(&e);
@@ -339,8 +365,13 @@ fn main() -> ExitCode {
     }
 }
 
-fn view_command(scene: Option<&Path>, options: wobble_viewer::Options, scenes: Option<PathBuf>) -> ExitCode {
-    let loaded = match load_scene(scene) {
+fn view_command(
+    scene: Option<&Path>,
+    overrides: &[Override],
+    options: wobble_viewer::Options,
+    scenes: Option<PathBuf>,
+) -> ExitCode {
+    let loaded = match load_scene(scene, overrides) {
         Ok(s) => s,
         Err(e) => {
             report_scene_error(&e);

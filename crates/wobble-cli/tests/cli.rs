@@ -252,6 +252,48 @@ fn validate_and_info_describe_the_scene() {
 }
 
 #[test]
+fn set_overrides_a_scene_value_as_if_the_file_said_it() {
+    // The same run with the stiffness given by --set and by an edited copy of the file.
+    let scene = std::fs::read_to_string(repo().join("scenes/bench/cloth-32.toml")).unwrap();
+    let edited = write_scene(
+        "set-edited",
+        &scene.replace("structural = { stiffness = 1000,", "structural = { stiffness = 640.0,"),
+    );
+    assert_ne!(std::fs::read_to_string(&edited).unwrap(), scene, "the edit changed the scene");
+    let (a, b, c) = (tmp("set-a"), tmp("set-b"), tmp("set-c"));
+    let every = ["--set", "simulation.steps=30", "--set", "output.metrics_every=5"];
+    let stiff = ["--set", "body.cloth.springs.structural.stiffness=640.0"];
+    let run = |scene: &str, out: &Path, extra: &[&str]| {
+        let o = wobble(&[&["run", scene, "--out", out.to_str().unwrap(), "-q"][..], &every, extra].concat());
+        assert!(o.status.success(), "{}", text(&o));
+        std::fs::read_to_string(out.join("metrics.csv")).unwrap()
+    };
+    let by_set = run("scenes/bench/cloth-32.toml", &a, &stiff);
+    let by_file = run(edited.to_str().unwrap(), &b, &[]);
+    let unchanged = run("scenes/bench/cloth-32.toml", &c, &[]);
+    assert_eq!(by_set.lines().count(), 8, "{by_set}");
+    assert_eq!(by_set, by_file, "metrics differ between --set and the edited file");
+    assert_ne!(by_set, unchanged, "the stiffness changed nothing");
+    let kept = std::fs::read_to_string(a.join("scene.toml")).unwrap();
+    assert!(kept.contains("stiffness = 640.0"), "the run folder keeps the scene as run:\n{kept}");
+    // Bad paths and values: exit 2 with the place and advice.
+    let o = wobble(&["validate", "scenes/bench/cloth-32.toml", "--set", "body.clth.mass=2"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("no `body` is named `clth`") && text(&o).contains("did you mean `cloth`?"),
+        "{}",
+        text(&o)
+    );
+    let o = wobble(&["validate", "scenes/bench/cloth-32.toml", "--set", "simulation.dt=inf"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("cloth-32.toml (with --set):"), "{}", text(&o));
+    let o = wobble(&["validate", "scenes/bench/cloth-32.toml", "--set", "body.cloth.springs.structural.stifness=5"]);
+    assert!(text(&o).contains("did you mean `stiffness`?"), "{}", text(&o));
+    let o = wobble(&["experiment", "bounce", "--set", "simulation.dt=1"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+}
+
+#[test]
 fn experiments_write_data_plots_and_a_summary() {
     let o = wobble(&["experiment", "--list"]);
     assert!(text(&o).contains("integrator-convergence") && text(&o).contains("bounce"));

@@ -31,9 +31,11 @@ pub mod input;
 pub mod oriented;
 pub mod rigid;
 mod scene;
+pub mod set;
 mod spec;
 pub mod twolayer;
 
 pub use build::{Built, BuiltBody, Grid};
 pub use error::{SceneError, Source};
+pub use set::Override;
 pub use spec::*;

@@ -27,6 +27,11 @@ impl Scene {
     /// Reads a scene from a file: a regular UTF-8 file of at most
     /// [`MAX_SCENE_BYTES`](crate::input::MAX_SCENE_BYTES) (see [`crate::input`]).
     pub fn load(path: &Path) -> Result<Scene, SceneError> {
+        Self::load_with(path, &[])
+    }
+
+    /// Reads a scene from a file with `overrides` applied (see [`crate::set`]).
+    pub fn load_with(path: &Path, overrides: &[crate::Override]) -> Result<Scene, SceneError> {
         let name = crate::input::printable(&path.display().to_string());
         let text = crate::input::read_text(path, crate::input::MAX_SCENE_BYTES).map_err(|e| {
             let src = Source::new(name.clone(), "");
@@ -40,7 +45,12 @@ impl Scene {
             }
         })?;
         let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
-        Scene::parse(Source::new(name, text), base)
+        Scene::parse_with(Source::new(name, text), base, overrides)
+    }
+
+    /// Reads a scene from text with `overrides` applied (see [`crate::set`]).
+    pub fn parse_with(source: Source, base_dir: PathBuf, overrides: &[crate::Override]) -> Result<Scene, SceneError> {
+        Scene::parse(crate::set::apply(&source, overrides)?, base_dir)
     }
 
     /// Reads a scene from text; `base_dir` resolves relative mesh paths.
