@@ -12,7 +12,6 @@ mod experiments;
 mod image;
 mod interrupt;
 mod memory;
-mod output;
 mod plot;
 mod render;
 mod run;

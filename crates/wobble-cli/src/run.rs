@@ -2,7 +2,7 @@
 //!
 //! # The life of a run
 //! 1. **Folder.** The output folder is opened through a directory handle
-//!    ([`crate::output::dir`]); a folder holding another run's files is refused
+//!    ([`wobble_io::dir`]); a folder holding another run's files is refused
 //!    unless `--overwrite` (which first removes only the files that run's manifest
 //!    proves are its own) or `--resume`. A non-empty folder without a manifest is
 //!    always refused: nothing in it can be proved to be wobble's.
@@ -30,15 +30,15 @@ use wobble::integrate::IntegratorKind;
 use wobble_scene::{Built, FrameFormat, Scene, SceneError, Source};
 
 use crate::interrupt;
-use crate::output::checkpoint::{CHECKPOINT_NAME, Checkpoint};
-use crate::output::dir::{OutDir, PARTIAL_SUFFIX, Sub};
-use crate::output::frames::{encode_frame, pvd_index, write_ply_lines};
-use crate::output::manifest::{
+use wobble_io::checkpoint::{CHECKPOINT_NAME, Checkpoint};
+use wobble_io::dir::{OutDir, PARTIAL_SUFFIX, Sub};
+use wobble_io::frames::{encode_frame, pvd_index, write_ply_lines};
+use wobble_io::manifest::{
     MANIFEST_FORMAT, MANIFEST_NAME, MANIFEST_VERSION, Manifest, PVD_NAME, Status, fnv1a64, frame_digits, frame_name,
     is_frame_name, now_rfc3339,
 };
-use crate::output::metrics::MetricsTable;
-use crate::output::peak_memory_mb;
+use wobble_io::metrics::MetricsTable;
+use wobble_io::peak_memory_mb;
 
 /// Options of `wobble run`.
 #[derive(Debug, Default)]

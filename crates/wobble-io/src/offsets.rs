@@ -8,7 +8,7 @@ mod tests {
     use wobble::build::rod::{Rod, TUBE_SIDES};
     use wobble::world::SimParams;
 
-    use crate::output::frames::{write_obj, write_vtk};
+    use crate::frames::{write_obj, write_vtk};
     use wobble::model::DrawnSurfaces;
 
     #[test]
