@@ -41,7 +41,7 @@ fn toml_key(key: &str) -> String {
 }
 
 /// A basic TOML string holding `s`.
-fn quote(s: &str) -> String {
+pub fn quote(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     out.push('"');
     for c in s.chars() {

@@ -57,34 +57,15 @@ enum Outcome {
     Unfinished(Request),
 }
 
-/// Largest c h / m that the starting drag damping gives the lightest grabbable
-/// particle (see [`starting_drag`]).
-pub const DRAG_DAMPING_LIMIT: f64 = 0.2;
-/// Largest k h² / m that the starting drag stiffness gives it.
-pub const DRAG_STIFFNESS_LIMIT: f64 = 0.05;
+pub use wobble::force::pointer::{DRAG_DAMPING_LIMIT, DRAG_STIFFNESS_LIMIT};
 
-/// The drag spring a scene starts with in the viewer: 004's MKS and MKD, each
-/// reduced where it would make the lightest grabbable particle unstable on its own
-/// at the scene's time step. An explicit step of a mass m tied to a fixed point by a
-/// spring k with damping c needs h c/m and h² k/m well below 1 (the default cloth's
-/// particles weigh 0.5 g: 004's MKD of 25 N s/m gives h c/m = 10 at h = 0.2 ms, and
-/// the first drag blows the cloth up). The user's sliders may go beyond.
+/// The drag spring a scene starts with in the viewer ([`World::starting_drag`]):
+/// 004's MKS and MKD, each reduced where it would make the lightest grabbable
+/// particle unstable on its own at the scene's time step. The user's sliders may go
+/// beyond.
 #[must_use]
 pub fn starting_drag(world: &World) -> DragSpringParams {
-    let h = world.params().dt;
-    let p = &world.particles;
-    let lightest = (0..p.len())
-        .filter(|&i| world.pickable()[i] && !p.pinned[i] && p.mass[i] > 0.0)
-        .map(|i| p.mass[i])
-        .fold(f64::INFINITY, f64::min);
-    let default = DragSpringParams::default();
-    if !lightest.is_finite() {
-        return default;
-    }
-    DragSpringParams {
-        stiffness: default.stiffness.min(DRAG_STIFFNESS_LIMIT * lightest / (h * h)),
-        damping: default.damping.min(DRAG_DAMPING_LIMIT * lightest / h),
-    }
+    world.starting_drag()
 }
 
 /// The world and where it came from.

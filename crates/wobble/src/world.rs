@@ -752,6 +752,18 @@ impl World {
         self.drag.grab = None;
     }
 
+    /// The drag spring a user starts with: [`DragSpringParams::stable_for`] the
+    /// lightest particle a drag may take (free, pickable, with mass) at this step.
+    #[must_use]
+    pub fn starting_drag(&self) -> DragSpringParams {
+        let p = &self.particles;
+        let lightest = (0..p.len())
+            .filter(|&i| self.pickable[i] && !p.pinned[i] && p.mass[i] > 0.0)
+            .map(|i| p.mass[i])
+            .fold(f64::INFINITY, f64::min);
+        DragSpringParams::stable_for(self.params.dt, lightest)
+    }
+
     /// Sets the drag spring's stiffness and damping.
     pub fn set_drag_params(&mut self, params: DragSpringParams) {
         self.drag.params = params;

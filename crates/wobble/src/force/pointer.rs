@@ -12,6 +12,12 @@ pub const DEFAULT_DRAG_STIFFNESS: f64 = 150.0;
 /// Default drag damping, N s/m (004 §7.2.1, MKD).
 pub const DEFAULT_DRAG_DAMPING: f64 = 25.0;
 
+/// Largest c h / m that [`DragSpringParams::stable_for`] gives the lightest
+/// particle a drag may take.
+pub const DRAG_DAMPING_LIMIT: f64 = 0.2;
+/// Largest k h² / m that [`DragSpringParams::stable_for`] gives it.
+pub const DRAG_STIFFNESS_LIMIT: f64 = 0.05;
+
 /// Stiffness and damping of the drag spring.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct DragSpringParams {
@@ -20,6 +26,26 @@ pub struct DragSpringParams {
     /// Damping on the velocity relative to the cursor, N s/m (default
     /// [`DEFAULT_DRAG_DAMPING`]).
     pub damping: f64,
+}
+
+impl DragSpringParams {
+    /// 004's MKS and MKD, each reduced where it would make a particle of mass
+    /// `lightest` unstable on its own at time step `dt`. An explicit step of a mass m
+    /// tied to a fixed point by a spring k with damping c needs h c/m and h² k/m well
+    /// below 1 (a cloth particle of 0.5 g with MKD = 25 N s/m has h c/m = 10 at
+    /// h = 0.2 ms: the first drag would blow the cloth up). The viewer and the Python
+    /// bindings start with these; users may go beyond.
+    #[must_use]
+    pub fn stable_for(dt: f64, lightest: f64) -> Self {
+        let default = Self::default();
+        if !(lightest.is_finite() && lightest > 0.0 && dt > 0.0) {
+            return default;
+        }
+        Self {
+            stiffness: default.stiffness.min(DRAG_STIFFNESS_LIMIT * lightest / (dt * dt)),
+            damping: default.damping.min(DRAG_DAMPING_LIMIT * lightest / dt),
+        }
+    }
 }
 
 impl Default for DragSpringParams {
