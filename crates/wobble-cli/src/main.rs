@@ -318,7 +318,7 @@ fn main() -> ExitCode {
             eprintln!("error: --set applies to scene files; experiments fix their own set-ups");
             ExitCode::from(2)
         }
-        Command::Experiment { name, list, out, strict } => experiment_command(name, list, &out, strict),
+        Command::Experiment { name, list, out, strict } => on_pool(|| experiment_command(name, list, &out, strict)),
         Command::Render { input, out, every, width, height, gif, strain, springs, flat, duration, steps } => {
             for (what, v) in [("--width", width), ("--height", height)] {
                 if let Some(v) = v

@@ -21,7 +21,7 @@ import wobble
 
 REPO = Path(__file__).resolve().parents[3]
 CASES = [
-    ("cloth-64, symplectic Euler, dt 1e-4", "scenes/bench/cloth-64.toml", {}, 3000),
+    ("cloth-64, symplectic Euler, dt 1e-4", "scenes/bench/cloth-64.toml", {}, 10000),
     ("cloth-64, implicit Euler, dt 1e-3", "scenes/bench/cloth-64.toml",
      {"simulation.integrator": "implicit-euler", "simulation.dt": 1e-3}, 200),
 ]
