@@ -8,7 +8,7 @@ use wobble::metrics::Metrics;
 /// The broad phase's candidate-pair count is not among them: it depends on when
 /// the candidate list was last rebuilt (a cache), not on the physics, so a resumed
 /// run could not reproduce it; `World::last_contact().pairs` still reports it.
-pub const COLUMNS: [&str; 27] = [
+pub const COLUMNS: [&str; 28] = [
     "step",
     "time_s",
     "kinetic_J",
@@ -31,6 +31,7 @@ pub const COLUMNS: [&str; 27] = [
     "volume_m3",
     "iterations",
     "residual",
+    "newton_residual",
     "contact_proximity",
     "ccd_hits",
     "impact_zone_rounds",
@@ -101,6 +102,7 @@ impl MetricsTable {
             m.volume.map(v).unwrap_or_default(),
             m.iterations.to_string(),
             v(m.residual),
+            v(m.newton_residual),
             m.contact_proximity.to_string(),
             m.ccd_hits.to_string(),
             m.impact_zone_rounds.to_string(),

@@ -262,7 +262,23 @@ fn read_simulation(t: &Table<'_, '_>) -> Result<Simulation, SceneError> {
             }
         })?,
     };
-    let solver = wobble::solve::CgSettings { tolerance, max_iterations, accept_unconverged, solver: kind };
+    let newton_iterations =
+        u32::try_from(t.count("newton_iterations", Some(defaults.newton_iterations as usize), 1)?).unwrap_or(u32::MAX);
+    let newton_tolerance = t.non_negative("newton_tolerance", defaults.newton_tolerance, "")?;
+    if newton_tolerance >= 1.0 {
+        return Err(t.error(
+            t.span_of("newton_tolerance"),
+            format!("`newton_tolerance` = {newton_tolerance} must be below 1 (a relative residual)"),
+        ));
+    }
+    let solver = wobble::solve::CgSettings {
+        tolerance,
+        max_iterations,
+        accept_unconverged,
+        solver: kind,
+        newton_iterations,
+        newton_tolerance,
+    };
     t.finish()?;
     if steps.is_none() {
         let planned = duration.unwrap_or(DEFAULT_DURATION) / dt;

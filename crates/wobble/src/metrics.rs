@@ -40,6 +40,9 @@ pub struct Metrics {
     pub iterations: u32,
     /// Linear-solver relative residual in the last step.
     pub residual: f64,
+    /// Relative residual of the non-linear implicit system after the last step's
+    /// Newton iterations (`newton_iterations` > 1; 0 when not computed).
+    pub newton_residual: f64,
     /// Pairs closer than their contact distance at the end of the last step.
     pub contact_proximity: usize,
     /// Collisions found by continuous detection in the last step.
@@ -157,6 +160,7 @@ pub fn measure(world: Sources<'_>) -> Metrics {
         volume: (!volumes.is_empty()).then(|| volumes.iter().sum()),
         iterations: report.iterations,
         residual: report.residual,
+        newton_residual: report.newton_residual,
         contact_proximity: contact.proximity,
         ccd_hits: contact.ccd_hits,
         impact_zone_rounds: contact.zone_rounds,

@@ -43,7 +43,7 @@ pub const DEFAULT_DT: f64 = 1e-3;
 pub const RUNAWAY_FACTOR: f64 = 1e4;
 /// First field of [`World::save_state`]: what the bytes are and their layout's
 /// version (raise it when the layout changes).
-const STATE_TAG: &str = "wobble-world-state/3";
+const STATE_TAG: &str = "wobble-world-state/4";
 /// Reference acceleration in the energy scale, m/s² (standard gravity).
 const ENERGY_SCALE_ACCELERATION: f64 = 9.81;
 
@@ -441,6 +441,8 @@ impl World {
         w.u32(self.report.iterations);
         w.f64(self.report.residual);
         w.bool(self.report.definite_fallback);
+        w.u32(self.report.newton_iterations);
+        w.f64(self.report.newton_residual);
         let t = self.contact_totals;
         for v in [t.ccd_steps, t.zone_steps, t.frozen_steps, t.failsafe_steps, t.ccd_hits] {
             w.u64(v);
@@ -515,6 +517,8 @@ impl World {
             iterations: r.u32("solver iterations")?,
             residual: r.f64("solver residual")?,
             definite_fallback: r.bool("definite fallback")?,
+            newton_iterations: r.u32("Newton iterations")?,
+            newton_residual: r.f64("Newton residual")?,
             ..StepReport::default()
         };
         let mut totals = [0u64; 5];

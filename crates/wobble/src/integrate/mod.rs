@@ -109,6 +109,15 @@ pub struct StepReport {
     /// True when the exact Jacobian gave an indefinite implicit system and the step
     /// was solved with the definite approximation instead (implicit Euler only).
     pub definite_fallback: bool,
+    /// Newton iterations taken (implicit Euler with `newton_iterations` > 1; 0
+    /// otherwise).
+    pub newton_iterations: u32,
+    /// Relative residual of the non-linear backward Euler system at the end of the
+    /// step, ‖M Δv − h f(x + h v⁺, v⁺)‖ / max(‖h f(x, v)‖, ‖M Δv‖) over free
+    /// particles (implicit Euler with `newton_iterations` > 1 or a
+    /// `newton_tolerance`; 0 when not computed, as computing it costs a force
+    /// evaluation).
+    pub newton_residual: f64,
 }
 
 /// Why a step failed.

@@ -219,6 +219,7 @@ impl SemiImplicit {
                     seconds_preconditioner: a.seconds_preconditioner + b.seconds_preconditioner,
                     seconds_solve: a.seconds_solve + b.seconds_solve,
                     definite_fallback: a.definite_fallback || b.definite_fallback,
+                    ..StepReport::default()
                 })
             }
             other => other,
@@ -278,6 +279,7 @@ impl SemiImplicit {
             seconds_preconditioner: solved.seconds_setup,
             seconds_solve: (t3 - t2).as_secs_f64() - solved.seconds_setup,
             definite_fallback: false,
+            ..StepReport::default()
         })
     }
 }

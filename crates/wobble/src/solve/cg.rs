@@ -36,6 +36,13 @@ pub struct CgSettings {
     pub accept_unconverged: bool,
     /// Which linear solver implicit integrators use (default [`SolverKind::Cg`]).
     pub solver: SolverKind,
+    /// Newton iterations per implicit Euler step (default 1: the linearised step of
+    /// Baraff–Witkin and 000; more solve the non-linear backward Euler system, see
+    /// [`crate::integrate::ImplicitEuler`]).
+    pub newton_iterations: u32,
+    /// Relative residual of the non-linear system at which Newton iterations stop
+    /// early (default 0: take all `newton_iterations`).
+    pub newton_tolerance: f64,
 }
 
 /// The linear solver of the implicit integrators (scene key `solver`).
@@ -85,6 +92,8 @@ impl Default for CgSettings {
             max_iterations: Self::DEFAULT_MAX_ITERATIONS,
             accept_unconverged: false,
             solver: SolverKind::default(),
+            newton_iterations: 1,
+            newton_tolerance: 0.0,
         }
     }
 }
