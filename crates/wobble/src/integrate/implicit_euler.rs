@@ -296,8 +296,8 @@ impl ImplicitEuler {
             sys.coupled_loads(&self.trial, t + h, h, &mut self.trial_loads);
             let mass = &sys.particles().mass;
             let mut g2 = 0.0;
-            for i in 0..n {
-                let minus_g = self.trial_loads.f.get(i) * h - self.dv.get(i) * mass[i];
+            for (i, &m) in mass.iter().enumerate().take(n) {
+                let minus_g = self.trial_loads.f.get(i) * h - self.dv.get(i) * m;
                 if !self.fixed[i] {
                     g2 += minus_g.length_squared();
                 }
