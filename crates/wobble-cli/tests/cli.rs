@@ -305,7 +305,9 @@ fn experiments_write_data_plots_and_a_summary() {
     assert!(md.contains("**Result: PASS**"), "{md}");
     assert!(md.contains("**Claim tested:**"));
     let csv = std::fs::read_to_string(dir.join("convergence.csv")).unwrap();
-    assert!(csv.starts_with("h,euler,symplectic-euler,heun,midpoint,rk4,verlet,implicit-euler,semi-implicit\n"));
+    assert!(csv.starts_with(
+        "h_s,euler_m,symplectic-euler_m,heun_m,midpoint_m,rk4_m,verlet_m,implicit-euler_m,semi-implicit_m\n"
+    ));
     let png = std::fs::read(dir.join("convergence.png")).unwrap();
     assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
     for name in ["verlet-emitter", "cloth-constraints", "terzopoulos-box-drop", "terzopoulos-twist"] {
@@ -328,10 +330,15 @@ fn thesis_experiments_write_data_plots_and_verdicts() {
     let out = tmp("thesis");
     for (name, strict, csv, header) in [
         ("sphere-volume", true, "spheres.csv", "family,vertices,edges,faces,euler_characteristic"),
-        ("twolayer-inertia", true, "pushes.csv", "time,inner_x,outer_x,body_x,separation,model"),
-        ("twolayer-collapse", false, "collapse.csv", "time,a_volume,a_shape,b_volume"),
-        ("twolayer-stability", false, "stability.csv", "object,method,dt,survived,blowup_step"),
-        ("twolayer-integrators", false, "integrators.csv", "method,evaluations,contact_time"),
+        ("twolayer-inertia", true, "pushes.csv", "time_s,inner_x_m,outer_x_m,body_x_m,separation_m,model_m"),
+        ("twolayer-collapse", false, "collapse.csv", "time_s,a_volume,a_shape,b_volume"),
+        ("twolayer-stability", false, "stability.csv", "object,method,dt_s,survived,blowup_step,blowup_time_s"),
+        (
+            "twolayer-integrators",
+            false,
+            "integrators.csv",
+            "method,evaluations,contact_time_s,wall_per_sim_second_s,wall_to_contact_s",
+        ),
     ] {
         let mut args = vec!["experiment", name, "--out", out.to_str().unwrap()];
         if strict {
@@ -368,8 +375,8 @@ fn generalized_spring_experiments_pass() {
     // the one-sided bend law, with their data files.
     let out = tmp("generalized");
     for (name, csv, header) in [
-        ("generalized-twisted-bar", "twist.csv", "time,generalized_deg,spring_3d_deg\n"),
-        ("generalized-asymmetric", "deflection.csv", "time,one_sided_down,one_sided_up,"),
+        ("generalized-twisted-bar", "twist.csv", "time_s,generalized_deg,spring_3d_deg\n"),
+        ("generalized-asymmetric", "deflection.csv", "time_s,one_sided_down_m,one_sided_up_m,"),
     ] {
         let o = wobble(&["experiment", name, "--out", out.to_str().unwrap(), "--strict"]);
         assert!(o.status.success(), "{name}: {}", text(&o));
@@ -385,15 +392,19 @@ fn generalized_spring_experiments_pass() {
 fn cubic_force_curves_write_the_figure_columns() {
     // 000 Fig. 1–2 as the issue specifies them: force.csv for r in [0, 2] step 0.01
     // (201 rows), stiffness.csv for r in [0.8, 1.2] step 0.005 (81 rows), the same
-    // columns; the constraints hold (--strict: PASS).
+    // laws in the same order, with units (L = 1 m, K = 1 N/m: r in m, g in N, g' in
+    // N/m); the constraints hold (--strict: PASS).
     let out = tmp("cubic");
     let o = wobble(&["experiment", "cubic-force-curves", "--out", out.to_str().unwrap(), "--strict"]);
     assert!(o.status.success(), "{}", text(&o));
     let dir = out.join("cubic-force-curves");
-    for (file, rows, first, last) in [("force.csv", 201, 0.0, 2.0), ("stiffness.csv", 81, 0.8, 1.2)] {
+    for (file, unit, rows, first, last) in
+        [("force.csv", "N", 201, 0.0, 2.0), ("stiffness.csv", "N_per_m", 81, 0.8, 1.2)]
+    {
         let csv = std::fs::read_to_string(dir.join(file)).unwrap();
         let mut lines = csv.lines();
-        assert_eq!(lines.next(), Some("r,spring,stvk,cubic_k1_2k,cubic_k1_4k,cubic_k1_6k"), "{file}");
+        let header = format!("r_m,spring_{unit},stvk_{unit},cubic_k1_2k_{unit},cubic_k1_4k_{unit},cubic_k1_6k_{unit}");
+        assert_eq!(lines.next(), Some(header.as_str()), "{file}");
         let r: Vec<f64> = lines.map(|l| l.split(',').next().unwrap().parse().unwrap()).collect();
         assert_eq!(r.len(), rows, "{file}");
         assert!(

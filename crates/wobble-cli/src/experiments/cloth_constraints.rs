@@ -185,7 +185,7 @@ fn run(dir: &Path) -> Result<Outcome, String> {
             r
         })
         .collect();
-    let mut header = vec!["t"];
+    let mut header = vec!["time_s"];
     header.extend(SETUPS.iter().map(|s| s.name));
     write_csv(&dir.join("strain.csv"), &header, &rows)?;
     chart.save(&dir.join("strain.png"))?;

@@ -41,7 +41,11 @@ fn laws() -> Result<Vec<(String, SpringLaw)>, String> {
 
 fn run(dir: &Path) -> Result<Outcome, String> {
     let laws = laws()?;
-    let header: Vec<&str> = std::iter::once("r").chain(laws.iter().map(|(n, _)| n.as_str())).collect();
+    // L = 1 m and K = 1 N/m: r in m, g in N, g' in N/m.
+    let header = |unit: &str| -> Vec<String> {
+        std::iter::once("r_m".to_owned()).chain(laws.iter().map(|(n, _)| format!("{n}_{unit}"))).collect()
+    };
+    let (force_header, stiffness_header) = (header("N"), header("N_per_m"));
     let force_r: Vec<f64> = (0..=200).map(|i| f64::from(i) * 0.01).collect();
     let stiff_r: Vec<f64> = (0..=80).map(|i| 0.8 + f64::from(i) * 0.005).collect();
     let table = |rs: &[f64], pick: fn((f64, f64)) -> f64| -> Vec<Vec<f64>> {
@@ -51,8 +55,11 @@ fn run(dir: &Path) -> Result<Outcome, String> {
     };
     let force = table(&force_r, |m| m.0);
     let stiffness = table(&stiff_r, |m| m.1);
-    write_csv(&dir.join("force.csv"), &header, &force)?;
-    write_csv(&dir.join("stiffness.csv"), &header, &stiffness)?;
+    fn refs(h: &[String]) -> Vec<&str> {
+        h.iter().map(String::as_str).collect()
+    }
+    write_csv(&dir.join("force.csv"), &refs(&force_header), &force)?;
+    write_csv(&dir.join("stiffness.csv"), &refs(&stiffness_header), &stiffness)?;
     let chart = |title: &str, y: &str, rows: &[Vec<f64>]| {
         let mut c = Chart::new(title, "r (L = 1)", y).legend(Legend::UpperLeft);
         for (k, (name, _)) in laws.iter().enumerate() {
@@ -95,7 +102,7 @@ fn run(dir: &Path) -> Result<Outcome, String> {
     let g12: Vec<f64> = laws[2..].iter().map(|(_, l)| l.magnitude(1.2, 1.0, 1.0).0).collect();
     check(g12.windows(2).all(|w| w[1] > w[0]), format!("g(1.2 L) grows with K1: {g12:.4?}"));
     let mut text = String::from(
-        "L = 1, K = 1, a1 = 1.1, a2 = 0.9, K2 = 2K; `force.csv` holds g(r) for r in [0, 2] (step 0.01), `stiffness.csv` g'(r) for r in [0.8, 1.2] (step 0.005).\n\n",
+        "L = 1 m, K = 1 N/m, a1 = 1.1, a2 = 0.9, K2 = 2K; `force.csv` holds g(r) in N for r in [0, 2] m (step 0.01), `stiffness.csv` g'(r) in N/m for r in [0.8, 1.2] m (step 0.005).\n\n",
     );
     text.push_str(&body);
     Ok(Outcome {

@@ -267,7 +267,7 @@ fn run_heavy_ball(dir: &Path) -> Result<Outcome, String> {
         let file = format!("trace_{}.csv", law.name());
         write_csv(
             &dir.join(&file),
-            &["time", "ball_y", "sag", "mean_stretch", "max_stretch"],
+            &["time_s", "ball_y_m", "sag_m", "mean_stretch", "max_stretch"],
             &r.trace.iter().map(|p| p.to_vec()).collect::<Vec<_>>(),
         )?;
         files.push(file);
@@ -280,7 +280,7 @@ fn run_heavy_ball(dir: &Path) -> Result<Outcome, String> {
     }
     let summary: Vec<Vec<f64>> =
         results.iter().enumerate().map(|(i, (_, r))| vec![i as f64, r.mean, r.max, r.sag]).collect();
-    write_csv(&dir.join("stretch.csv"), &["law_index", "mean_stretch", "max_stretch", "sag"], &summary)?;
+    write_csv(&dir.join("stretch.csv"), &["law_index", "mean_stretch", "max_stretch", "sag_m"], &summary)?;
     sag_chart.save(&dir.join("sag.png"))?;
     stretch_chart.save(&dir.join("stretch.png"))?;
     profile_chart.save(&dir.join("profile.png"))?;
@@ -666,7 +666,7 @@ fn run_solid_cube(dir: &Path) -> Result<Outcome, String> {
         let file = format!("trace_{}.csv", law.name());
         write_csv(
             &dir.join(&file),
-            &["time", "inverted_cells", "min_volume_ratio", "height_ratio"],
+            &["time_s", "inverted_cells", "min_volume_ratio", "height_ratio"],
             &r.trace.iter().map(|p| p.to_vec()).collect::<Vec<_>>(),
         )?;
         files.push(file);

@@ -104,7 +104,7 @@ fn run(dir: &Path) -> Result<Outcome, String> {
     }
     write_csv(
         &dir.join("stretch.csv"),
-        &["a1", "k1_over_k", "mean_stretch", "max_stretch", "settle_time", "max_speed"],
+        &["a1", "k1_over_k", "mean_stretch", "max_stretch", "settle_time_s", "max_speed_m_per_s"],
         &rows,
     )?;
     let mut chart =

@@ -141,7 +141,7 @@ fn run(dir: &Path) -> Result<Outcome, String> {
         (0..down.len()).map(|k| vec![down[k].0, down[k].1, up[k].1, soft_ref[k].1, stiff_ref[k].1]).collect();
     write_csv(
         &dir.join("deflection.csv"),
-        &["time", "one_sided_down", "one_sided_up", "symmetric_soft_down", "symmetric_stiff_up"],
+        &["time_s", "one_sided_down_m", "one_sided_up_m", "symmetric_soft_down_m", "symmetric_stiff_up_m"],
         &rows,
     )?;
     let mm = |v: &Vec<(f64, f64)>| v.iter().map(|p| (p.0, 1e3 * p.1)).collect::<Vec<_>>();

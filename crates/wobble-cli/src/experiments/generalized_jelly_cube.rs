@@ -180,7 +180,7 @@ fn run(dir: &Path) -> Result<Outcome, String> {
         .collect();
     write_csv(
         &dir.join("jelly.csv"),
-        &["time", "twist_generalized_deg", "twist_3d_deg", "height_generalized_m", "height_plain_m"],
+        &["time_s", "twist_generalized_deg", "twist_3d_deg", "height_generalized_m", "height_plain_m"],
         &rows,
     )?;
     Chart::new("Twisted jelly cube released", "time (s)", "top-to-bottom twist (degrees)")

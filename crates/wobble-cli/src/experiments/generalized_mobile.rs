@@ -118,11 +118,11 @@ fn run(dir: &Path) -> Result<Outcome, String> {
         }
     }
     render::snapshot(&w, &picture, &dir.join("after_push.png"))?;
-    let mut header: Vec<String> = vec!["time".into()];
+    let mut header: Vec<String> = vec!["time_s".into()];
     header.extend((0..h.bars.len()).map(|i| format!("bar{i}_tilt_rad")));
     header.extend((0..h.bars.len()).map(|i| format!("bar{i}_heading_deg")));
-    header.extend((0..h.weights.len()).map(|i| format!("weight{i}_x")));
-    header.extend((0..h.weights.len()).map(|i| format!("weight{i}_z")));
+    header.extend((0..h.weights.len()).map(|i| format!("weight{i}_x_m")));
+    header.extend((0..h.weights.len()).map(|i| format!("weight{i}_z_m")));
     let header_ref: Vec<&str> = header.iter().map(String::as_str).collect();
     write_csv(&dir.join("mobile.csv"), &header_ref, &rows)?;
     let nb = h.bars.len();

@@ -103,7 +103,7 @@ fn run(dir: &Path) -> Result<Outcome, String> {
     let g = trace(general, dir, "generalized")?;
     let d = trace(spring_3d, dir, "spring_3d")?;
     let rows: Vec<Vec<f64>> = g.iter().zip(&d).map(|(a, b)| vec![a.0, a.1.to_degrees(), b.1.to_degrees()]).collect();
-    write_csv(&dir.join("twist.csv"), &["time", "generalized_deg", "spring_3d_deg"], &rows)?;
+    write_csv(&dir.join("twist.csv"), &["time_s", "generalized_deg", "spring_3d_deg"], &rows)?;
     Chart::new("Residual twist of a bar twisted 180° at t = 0", "time (s)", "twist (degrees)")
         .legend(Legend::UpperRight)
         .with(Series::new("generalized spring", g.iter().map(|p| (p.0, p.1.to_degrees())).collect(), Style::Line))

@@ -96,8 +96,10 @@ fn run(dir: &Path) -> Result<Outcome, String> {
         ));
         chart = chart.with(Series::new(format!("{} (slope {slope:.2})", kind.name()), pts, Style::LinePoints));
     }
-    let mut header = vec!["h"];
-    header.extend(IntegratorKind::ALL.iter().map(|k| k.name()));
+    // h in s; each integrator's column is its largest error, m.
+    let mut header = vec!["h_s".to_owned()];
+    header.extend(IntegratorKind::ALL.iter().map(|k| format!("{}_m", k.name())));
+    let header: Vec<&str> = header.iter().map(String::as_str).collect();
     write_csv(&dir.join("convergence.csv"), &header, &rows)?;
     chart.save(&dir.join("convergence.png"))?;
     let body = format!(

@@ -161,7 +161,7 @@ fn run_box(dir: &Path) -> Result<Outcome, String> {
     }
     write_csv(
         &dir.join("box_drop.csv"),
-        &["eta", "improved", "most_inverted", "final_inverted", "smallest_volume_ratio"],
+        &["eta_N_m", "improved", "most_inverted", "final_inverted", "smallest_volume_ratio"],
         &rows,
     )?;
     chart.save(&dir.join("volume_ratio.png"))?;
@@ -218,7 +218,7 @@ fn run_balls(dir: &Path) -> Result<Outcome, String> {
     }
     write_csv(
         &dir.join("rubber_balls.csv"),
-        &["mass", "improved", "most_inverted", "final_inverted", "smallest_volume_ratio"],
+        &["mass_kg", "improved", "most_inverted", "final_inverted", "smallest_volume_ratio"],
         &rows,
     )?;
     let mut chart = Chart::new("Rubber balls: inverted cells over time", "time (s)", "inverted cells");

@@ -117,7 +117,7 @@ fn run(dir: &Path) -> Result<Outcome, String> {
     }
     write_csv(
         &dir.join("steps.csv"),
-        &["case_near_rest", "semi_implicit", "factor", "dt", "highest_energy_ratio"],
+        &["case_near_rest", "semi_implicit", "factor", "dt_s", "highest_energy_ratio"],
         &rows,
     )?;
     chart.save(&dir.join("steps.png"))?;

@@ -307,7 +307,7 @@ fn run_buckling(dir: &Path) -> Result<Outcome, String> {
     }
     write_csv(
         &dir.join("buckling.csv"),
-        &["depth", "improved", "t", "inverted_cells", "smallest_volume_ratio"],
+        &["depth", "improved", "time_s", "inverted_cells", "smallest_volume_ratio"],
         &rows,
     )?;
     let mut chart =

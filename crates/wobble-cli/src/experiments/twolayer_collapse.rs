@@ -133,7 +133,7 @@ fn run(dir: &Path) -> Result<Outcome, String> {
     }
     write_csv(
         &dir.join("collapse.csv"),
-        &["time", "a_volume", "a_shape", "b_volume", "b_shape", "c_volume", "c_shape", "d_volume", "d_shape"],
+        &["time_s", "a_volume", "a_shape", "b_volume", "b_shape", "c_volume", "c_shape", "d_volume", "d_shape"],
         &rows,
     )?;
     vol_chart.save(&dir.join("volume.png"))?;

@@ -113,7 +113,11 @@ fn opposite_pushes(dir: &Path) -> Result<(String, bool, Vec<String>), String> {
             traces_out.push((w.time(), xo));
         }
     }
-    write_csv(&dir.join("pushes.csv"), &["time", "inner_x", "outer_x", "body_x", "separation", "model"], &rows)?;
+    write_csv(
+        &dir.join("pushes.csv"),
+        &["time_s", "inner_x_m", "outer_x_m", "body_x_m", "separation_m", "model_m"],
+        &rows,
+    )?;
     Chart::new("Opposite pushes: centres of mass along x", "time (s)", "x (m)")
         .with(Series::new("inner layer", traces_in, Style::Line))
         .with(Series::new("outer layer", traces_out, Style::Line))
@@ -178,7 +182,7 @@ fn run(dir: &Path) -> Result<Outcome, String> {
         heavy.iter().zip(&uniform).step_by(5).map(|(a, b)| vec![a.0, a.1, a.2, b.1, b.2]).collect();
     write_csv(
         &dir.join("liquid.csv"),
-        &["time", "heavy_offset", "heavy_outer_y", "uniform_offset", "uniform_outer_y"],
+        &["time_s", "heavy_offset_m", "heavy_outer_y_m", "uniform_offset_m", "uniform_outer_y_m"],
         &rows,
     )?;
     Chart::new(

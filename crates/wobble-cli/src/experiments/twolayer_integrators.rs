@@ -97,7 +97,7 @@ fn run(dir: &Path) -> Result<Outcome, String> {
     }
     write_csv(
         &dir.join("integrators.csv"),
-        &["method", "evaluations", "contact_time", "wall_per_sim_second", "wall_to_contact"],
+        &["method", "evaluations", "contact_time_s", "wall_per_sim_second_s", "wall_to_contact_s"],
         &rows,
     )?;
     let ideal: Vec<(f64, f64)> = [(1.0, 1.0), (4.0, 4.0)].to_vec();

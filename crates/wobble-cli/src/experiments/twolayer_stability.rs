@@ -84,7 +84,7 @@ fn run(dir: &Path) -> Result<Outcome, String> {
     };
     let mut thesis_survivors: Vec<String> = Vec::new();
     let factors = [1.0, 10.0, 100.0];
-    let mut csv = String::from("object,method,dt,survived,blowup_step,blowup_time,particle\n");
+    let mut csv = String::from("object,method,dt_s,survived,blowup_step,blowup_time_s,particle\n");
     let mut table =
         String::from("| object | method | h₀ | 10 h₀ | 100 h₀ | thesis's 10 ms |\n|---|---|---|---|---|---|\n");
     let mut limits_table = String::from(

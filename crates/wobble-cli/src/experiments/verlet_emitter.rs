@@ -108,9 +108,9 @@ fn run(dir: &Path) -> Result<Outcome, String> {
         }
         rows.push(row);
     }
-    let mut header = vec!["t".to_owned()];
+    let mut header = vec!["time_s".to_owned()];
     for ang in ANGLES {
-        header.extend(["euler_y", "verlet_drag_y", "exact_y"].map(|c| format!("{c}_{ang}deg")));
+        header.extend(["euler_y", "verlet_drag_y", "exact_y"].map(|c| format!("{c}_{ang}deg_m")));
     }
     let header_refs: Vec<&str> = header.iter().map(String::as_str).collect();
     write_csv(&dir.join("trajectories.csv"), &header_refs, &rows)?;
