@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand};
 use miette::{Diagnostic, NamedSource, SourceSpan};
 use wobble_scene::{Override, Scene, SceneError, Source};
 
+mod bench;
 mod experiments;
 mod image;
 mod interrupt;
@@ -134,6 +135,11 @@ enum Command {
         #[arg(long)]
         steps: Option<u64>,
     },
+    /// Benchmarks that print figures beside the C reference loop.
+    Bench {
+        #[command(subcommand)]
+        kind: BenchKind,
+    },
     /// Run a named experiment (a paper figure or a check) and write its data, plots
     /// and summary.
     Experiment {
@@ -148,6 +154,28 @@ enum Command {
         /// Exit with status 1 if any experiment fails its claim.
         #[arg(long)]
         strict: bool,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum BenchKind {
+    /// Implicit Euler on the benchmark cloth at several sizes and with each linear
+    /// solver: steps/s, CG iterations, residual, time split, and the cost of a step
+    /// in explicit steps of the C reference loop; writes implicit.csv and a log–log
+    /// plot of the cost of a step against the particle count.
+    Implicit {
+        /// Cloth sizes N (N × N particles), comma-separated.
+        #[arg(long, value_delimiter = ',', default_values_t = [32usize, 64, 128, 256])]
+        sizes: Vec<usize>,
+        /// Linear solvers, comma-separated (cg, cg-jacobi).
+        #[arg(long, value_delimiter = ',', default_values_t = ["cg".to_string(), "cg-jacobi".to_string()])]
+        solvers: Vec<String>,
+        /// Steps per run (default: 400, 200, 100, 30 steps for N ≤ 32, 64, 128, more).
+        #[arg(long)]
+        steps: Option<u64>,
+        /// Output directory.
+        #[arg(long, default_value = "out/bench")]
+        out: PathBuf,
     },
 }
 
@@ -314,6 +342,13 @@ fn main() -> ExitCode {
             let limits = wobble_viewer::Limits { max_connections: max_connections as usize, ..Default::default() };
             view_command(scene.as_deref(), &cli.set, wobble_viewer::Options { listen, limits }, scenes)
         }
+        Command::Bench { .. } if !cli.set.is_empty() => {
+            eprintln!("error: --set applies to scene files; benchmarks fix their own set-ups");
+            ExitCode::from(2)
+        }
+        Command::Bench { kind: BenchKind::Implicit { sizes, solvers, steps, out } } => {
+            bench_implicit_command(&sizes, &solvers, steps, &out, threads)
+        }
         Command::Experiment { .. } if !cli.set.is_empty() => {
             eprintln!("error: --set applies to scene files; experiments fix their own set-ups");
             ExitCode::from(2)
@@ -423,6 +458,129 @@ fn view_command(
             ExitCode::from(1)
         }
     }
+}
+
+fn bench_implicit_command(
+    sizes: &[usize],
+    solvers: &[String],
+    steps: Option<u64>,
+    out: &Path,
+    threads: usize,
+) -> ExitCode {
+    use wobble::solve::SolverKind;
+    let mut kinds = Vec::new();
+    for name in solvers {
+        match SolverKind::from_name(name) {
+            Some(k) => kinds.push(k),
+            None => {
+                let names: Vec<&str> = SolverKind::ALL.iter().map(|k| k.name()).collect();
+                eprintln!("error: unknown solver `{name}`; choose from: {}", names.join(", "));
+                return ExitCode::from(2);
+            }
+        }
+    }
+    if let Some(&n) = sizes.iter().find(|&&n| !(2..=1024).contains(&n)) {
+        eprintln!("error: size {n} is outside 2..=1024");
+        return ExitCode::from(2);
+    }
+    if steps == Some(0) {
+        eprintln!("error: --steps must be at least 1");
+        return ExitCode::from(2);
+    }
+    println!("implicit Euler on the benchmark cloth released from rest, h = 1e-3 s, tolerance 1e-6 on the true");
+    println!("relative residual, {threads} thread(s); C loop: f32 symplectic Euler, h = 1e-4 s (ms per step)");
+    println!("{}", bench::table_header());
+    let runs = match bench::run_all(sizes, &kinds, steps, threads, |runs| {
+        for r in runs {
+            println!("{}", bench::table_row(r));
+        }
+    }) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    println!("\"C steps\": one implicit step costs that many steps of the C loop at the same N");
+    match bench_implicit_outputs(&runs, &kinds, out) {
+        Ok(lines) => {
+            for l in lines {
+                println!("{l}");
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// Writes `implicit.csv` and `implicit.png` (cost of a step against particles,
+/// log–log, one line per solver) and returns the growth and speed-up lines.
+fn bench_implicit_outputs(
+    runs: &[bench::Run],
+    kinds: &[wobble::solve::SolverKind],
+    out: &Path,
+) -> Result<Vec<String>, String> {
+    use plot::{Chart, Series, Style};
+    std::fs::create_dir_all(out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
+    let mut csv = String::from(
+        "n,particles,solver,steps,steps_per_s,cg_iterations_per_step,worst_residual,forces_ms,assembly_ms,\
+         preconditioner_ms,solve_ms,rest_ms,c_loop_steps_per_s,c_steps_per_implicit_step\n",
+    );
+    for r in runs {
+        let ms = r.split.map(|s| format!("{:e}", s * 1e3));
+        let c = r.c_steps_per_s.map_or_else(String::new, |c| format!("{c:e}"));
+        let ratio = r.c_steps().map_or_else(String::new, |c| format!("{c:e}"));
+        csv.push_str(&format!(
+            "{},{},{},{},{:e},{:e},{:e},{},{c},{ratio}\n",
+            r.n,
+            r.n * r.n,
+            r.solver.name(),
+            r.steps,
+            r.steps_per_s,
+            r.iterations,
+            r.worst_residual,
+            ms.join(",")
+        ));
+    }
+    let csv_path = out.join("implicit.csv");
+    std::fs::write(&csv_path, csv).map_err(|e| format!("cannot write {}: {e}", csv_path.display()))?;
+    let mut lines = Vec::new();
+    let mut chart = Chart::new(
+        "Implicit Euler on the benchmark cloth: cost of a step",
+        "particles (N × N)",
+        "wall time per step (ms)",
+    )
+    .log_log();
+    for &k in kinds {
+        let of: Vec<&bench::Run> = runs.iter().filter(|r| r.solver == k).collect();
+        let pts: Vec<(f64, f64)> = of.iter().map(|r| ((r.n * r.n) as f64, 1e3 / r.steps_per_s)).collect();
+        let slope = experiments::log_log_slope(&pts);
+        let steps: Vec<String> = pts.windows(2).map(|w| format!("{:.2}", experiments::log_log_slope(w))).collect();
+        if pts.len() >= 2 {
+            lines.push(format!(
+                "{}: cost grows as particles^{slope:.2} over the sizes (between neighbours: {})",
+                k.name(),
+                steps.join(", ")
+            ));
+        }
+        chart = chart.with(Series::new(format!("{} (slope {slope:.2})", k.name()), pts, Style::LinePoints));
+    }
+    let sizes: std::collections::BTreeSet<usize> = runs.iter().map(|r| r.n).collect();
+    for n in sizes {
+        let rate =
+            |k: wobble::solve::SolverKind| runs.iter().find(|r| r.n == n && r.solver == k).map(|r| r.steps_per_s);
+        if let (Some(new), Some(old)) = (rate(wobble::solve::SolverKind::Cg), rate(wobble::solve::SolverKind::CgJacobi))
+        {
+            lines.push(format!("N = {n}: cg runs {:.2} × as fast as cg-jacobi in this invocation", new / old));
+        }
+    }
+    let png = out.join("implicit.png");
+    chart.save(&png)?;
+    lines.push(format!("wrote {} and {}", csv_path.display(), png.display()));
+    Ok(lines)
 }
 
 fn experiment_command(name: Option<String>, list: bool, out: &Path, strict: bool) -> ExitCode {

@@ -294,6 +294,29 @@ fn set_overrides_a_scene_value_as_if_the_file_said_it() {
 }
 
 #[test]
+fn bench_implicit_prints_the_table_and_writes_csv_and_plot() {
+    let out = tmp("bench-implicit");
+    let o = wobble(&["bench", "implicit", "--sizes", "8,12", "--steps", "5", "--out", out.to_str().unwrap()]);
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    for f in ["steps/s", "it/step", "C steps", "cg: cost grows as particles^", "N = 12: cg runs"] {
+        assert!(t.contains(f), "`{f}` missing from:\n{t}");
+    }
+    let csv = std::fs::read_to_string(out.join("implicit.csv")).unwrap();
+    let mut lines = csv.lines();
+    assert!(lines.next().unwrap().starts_with("n,particles,solver,steps,steps_per_s,cg_iterations_per_step,"));
+    let rows: Vec<&str> = lines.collect();
+    assert_eq!(rows.len(), 4, "{csv}");
+    assert!(rows[0].starts_with("8,64,cg,5,") && rows[3].starts_with("12,144,cg-jacobi,5,"), "{csv}");
+    assert!(std::fs::metadata(out.join("implicit.png")).unwrap().len() > 5000);
+    let o = wobble(&["bench", "implicit", "--solvers", "cholesky"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).contains("unknown solver `cholesky`; choose from: cg, cg-jacobi"), "{}", text(&o));
+    let o = wobble(&["bench", "implicit", "--sizes", "0"]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
 fn experiments_write_data_plots_and_a_summary() {
     let o = wobble(&["experiment", "--list"]);
     assert!(text(&o).contains("integrator-convergence") && text(&o).contains("bounce"));

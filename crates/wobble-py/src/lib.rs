@@ -50,7 +50,8 @@ fn toml_value(v: &Bound<'_, PyAny>) -> Result<String, String> {
     if v.is_instance_of::<PyBool>() {
         return Ok(if v.extract::<bool>().map_err(|e| e.to_string())? { "true" } else { "false" }.into());
     }
-    if v.is_instance_of::<PyInt>() {
+    // Python ints and integer-like objects (NumPy's int64 has `__index__`).
+    if v.is_instance_of::<PyInt>() || v.hasattr("__index__").unwrap_or(false) {
         let i: i64 = v.extract().map_err(|_| "the integer does not fit in 64 bits".to_string())?;
         return Ok(i.to_string());
     }

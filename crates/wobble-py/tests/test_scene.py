@@ -33,6 +33,14 @@ def test_values_of_every_python_type_become_toml(repo):
     assert tuple(w.velocities()[5]) == (0.0, 1.0, 0.5)
 
 
+def test_numpy_scalars_are_numbers(repo):
+    np = pytest.importorskip("numpy")
+    s = wobble.Scene.load(repo / CLOTH)
+    s.set("body.cloth.ny", np.int64(10)).set("simulation.dt", np.float64(2e-4)).set("body.cloth.mass", np.float32(0.5))
+    assert "ny = 10" in s.text and s.dt == 2e-4 and "mass = 0.5" in s.text
+    assert s.build(threads=1).particle_count == 320
+
+
 def test_from_toml_and_relative_meshes(repo):
     text = "[[body]]\ntype = \"cloth\"\nnx = 4\nny = 3\n"
     w = wobble.Scene.from_toml(text).build(threads=1)

@@ -185,8 +185,21 @@ fn run(dir: &Path) -> Result<Outcome, String> {
             r
         })
         .collect();
+    // Column names without the commas and spaces of the set-ups' names ("Euler,
+    // springs" -> "euler_springs"), so the header has as many fields as the rows.
+    let names: Vec<String> = SETUPS
+        .iter()
+        .map(|s| {
+            s.name
+                .to_lowercase()
+                .split(|c: char| !c.is_alphanumeric())
+                .filter(|w| !w.is_empty())
+                .collect::<Vec<_>>()
+                .join("_")
+        })
+        .collect();
     let mut header = vec!["time_s"];
-    header.extend(SETUPS.iter().map(|s| s.name));
+    header.extend(names.iter().map(String::as_str));
     write_csv(&dir.join("strain.csv"), &header, &rows)?;
     chart.save(&dir.join("strain.png"))?;
     let max_of = |k: usize| results[k].0;

@@ -1,6 +1,7 @@
 """Type stubs of the extension module (the engine, in Rust)."""
 
 from os import PathLike
+from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
@@ -45,7 +46,7 @@ class Scene:
     def name(self) -> str:
         """The source's name (with "(with --set)" once changed)."""
     @property
-    def base_dir(self) -> str:
+    def base_dir(self) -> Path:
         """The folder relative mesh paths are resolved against."""
     @property
     def dt(self) -> float:

@@ -145,7 +145,7 @@ pub enum CgError {
 
 /// The relaxation factor ω of the SSOR preconditioner (ω = 1 is symmetric
 /// Gauss–Seidel). CG iterations per step on the swinging benchmark cloth at
-/// h = 1e-3 s, tolerance 1e-6 (`benches/implicit.rs`), measured for ω = 1, 1.3, 1.4,
+/// h = 1e-3 s, tolerance 1e-6 (`wobble bench implicit`), measured for ω = 1, 1.3, 1.4,
 /// 1.5, 1.6, 1.8: N = 128: 18.6, 15.4, 14.7, 14.3, 14.6, 18.7; N = 64: 9.8, 8.4, –,
 /// –, 8.9, 12.8; N = 256: 41.0 (ω = 1), 30.4 (1.4), 28.1 (1.5); N = 32: 6.2, 5.2 (1.4),
 /// 6.1 (1.5). 1.4 is near the best at every size.
