@@ -71,10 +71,25 @@ pub struct ImplicitEuler {
     patterned: bool,
     /// Off-pattern blocks of contact stencils (see [`Stencils`]), refilled with A.
     stencils: Stencils,
+    /// Where each spring's four blocks live in A, in the order the force terms
+    /// hand them over (see [`PairSlots`]).
+    slots: PairSlots,
     /// Newton iterations: the iterate's state, its loads, the correction δ.
     trial: State,
     trial_loads: Loads,
     delta: Vec3s,
+}
+
+/// Storage indices of the blocks (a,a), (b,b), (a,b), (b,a) of each
+/// [`JacobianSink::add_pair`] call, in call order, found once and reused while the
+/// calls and the pattern stay the same: an assembly then writes each block without
+/// searching its row (the force terms hand their pairs over in the same order every
+/// step). A call that does not match its remembered pair is looked up and
+/// remembered anew; the list is cleared whenever the pattern changes.
+#[derive(Debug, Default)]
+struct PairSlots {
+    list: Vec<(u32, u32, [u32; 4])>,
+    cursor: usize,
 }
 
 /// What the right-hand side of a solve is.
@@ -91,6 +106,7 @@ enum Rhs {
 /// combined once and added at their four places.
 struct SystemSink<'a> {
     a: &'a mut BlockMatrix,
+    slots: &'a mut PairSlots,
     /// Where the off-diagonal blocks of stencils go.
     stencils: &'a mut Stencils,
     /// ∂f/∂x v, N/s.
@@ -119,10 +135,36 @@ impl JacobianSink for SystemSink<'_> {
     #[inline]
     fn add_pair(&mut self, a: usize, b: usize, dfdx: DMat3, dfdv: DMat3) {
         let k = dfdx * (-self.h * self.h) - dfdv * self.h;
-        self.a.add(a, a, k);
-        self.a.add(b, b, k);
-        self.a.add(a, b, -k);
-        self.a.add(b, a, -k);
+        let at = self.slots.cursor;
+        self.slots.cursor += 1;
+        let known = match self.slots.list.get(at) {
+            Some(&(x, y, s)) if x as usize == a && y as usize == b => Some(s),
+            _ => {
+                let m = &*self.a;
+                let found = [m.find(a, a), m.find(b, b), m.find(a, b), m.find(b, a)];
+                let s = found.iter().all(Option::is_some).then(|| found.map(|k| k.unwrap_or(0) as u32));
+                if let Some(s) = s {
+                    self.slots.list.truncate(at);
+                    self.slots.list.push((a as u32, b as u32, s));
+                }
+                s
+            }
+        };
+        match known {
+            Some([aa, bb, ab, ba]) => {
+                self.a.add_at(aa as usize, k);
+                self.a.add_at(bb as usize, k);
+                self.a.add_at(ab as usize, -k);
+                self.a.add_at(ba as usize, -k);
+            }
+            // Outside the pattern: `add` records the miss, and the pattern widens.
+            None => {
+                self.a.add(a, a, k);
+                self.a.add(b, b, k);
+                self.a.add(a, b, -k);
+                self.a.add(b, a, -k);
+            }
+        }
         let d = dfdx * (self.v.get(a) - self.v.get(b));
         self.kv.add(a, d);
         self.kv.sub(b, d);
@@ -207,6 +249,7 @@ impl ImplicitEuler {
             sys.jacobian(state, t, &mut pattern);
             sys.coupled_jacobian(state, t, h, &mut pattern);
             self.a = BlockMatrix::with_pattern(n, &pattern.pairs);
+            self.slots.list.clear();
             self.patterned = true;
         }
     }
@@ -218,13 +261,22 @@ impl ImplicitEuler {
         for attempt in 0..2 {
             if attempt == 1 {
                 self.a.widen();
+                self.slots.list.clear();
             }
             self.a.clear();
             self.a.add_scaled_mass(1.0, &sys.particles().mass);
             self.kv.fill(DVec3::ZERO);
             self.stencils.clear();
-            let mut sink =
-                SystemSink { a: &mut self.a, stencils: &mut self.stencils, kv: &mut self.kv, v: &state.v, h, definite };
+            self.slots.cursor = 0;
+            let mut sink = SystemSink {
+                a: &mut self.a,
+                slots: &mut self.slots,
+                stencils: &mut self.stencils,
+                kv: &mut self.kv,
+                v: &state.v,
+                h,
+                definite,
+            };
             sys.jacobian(state, t, &mut sink);
             sys.coupled_jacobian(state, t, h, &mut sink);
             if self.a.missed().is_empty() {
@@ -252,6 +304,7 @@ impl ImplicitEuler {
         }
         // A = M − h ∂f/∂v − h² ∂f/∂x, on the Jacobian's pattern.
         self.a.match_pattern(&self.jac.dfdx);
+        self.slots.list.clear();
         self.a.add_scaled_mass(1.0, &sys.particles().mass);
         self.a.add_scaled(-h, &self.jac.dfdv);
         self.a.add_scaled(-h * h, &self.jac.dfdx);
@@ -384,6 +437,7 @@ impl Integrator for ImplicitEuler {
         input.u32s("the implicit integrator's pattern", &mut flat)?;
         let pairs = crate::solve::pairs_of(&flat, n)?;
         self.a = BlockMatrix::with_pattern(n, &pairs);
+        self.slots.list.clear();
         self.patterned = patterned;
         self.history = input.u32("the implicit integrator's warm-start count")?;
         input.vec3s("the implicit integrator's last velocity change", None, &mut self.dv)?;
