@@ -843,7 +843,10 @@ pub fn info_text(scene: &Scene, built: &Built) -> String {
     let stab = w.stability();
     let (omega, particle) = stab.omega_max();
     let _ = writeln!(s, "stiffness    highest angular frequency bound ω = {omega:.4e} rad/s (particle {particle})");
-    let _ = writeln!(s, "stable dt    largest stable explicit time step, estimated from stiffness, damping and mass:");
+    let _ = writeln!(
+        s,
+        "stable dt    conservative bound on the largest stable time step (from a bound on the stiffest mode's stiffness, damping and mass; a step above it may still run):"
+    );
     for kind in IntegratorKind::ALL {
         let est = stab.dt_for(kind);
         let text = match est {
@@ -854,7 +857,11 @@ pub fn info_text(scene: &Scene, built: &Built) -> String {
             Some(h) => format!(
                 "{h:.4e} s{}",
                 if kind == sim.integrator {
-                    if sim.dt <= h { "  ← in use: dt is within" } else { "  ← in use: dt EXCEEDS it" }
+                    if sim.dt <= h {
+                        "  ← in use: dt is within"
+                    } else {
+                        "  ← in use: dt is above this conservative bound (the run may still be stable; if it blows up, step below it)"
+                    }
                 } else {
                     ""
                 }

@@ -6,6 +6,7 @@ import csv
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -125,3 +126,45 @@ def test_python_m_wobble_sweep_runs_a_sweep_file(repo, tmp_path):
     bad.write_text('scene = "x.toml"\nmetric = ["total"]\n')
     o = subprocess.run([sys.executable, "-m", "wobble", "sweep", str(bad)], capture_output=True, text=True)
     assert o.returncode == 2 and "unknown key `metric`" in o.stderr
+
+
+def test_a_sweep_runs_on_a_separate_scheduler_and_workers_by_address(repo, tmp_path):
+    """`dask scheduler` and `dask worker` started as their own processes on
+    127.0.0.1; the sweep reaches them through a Client by address."""
+    distributed = pytest.importorskip("dask.distributed")
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    address = f"tcp://127.0.0.1:{port}"
+    dask = str(Path(sys.executable).parent / "dask")
+    logs = [open(tmp_path / name, "w") for name in ("scheduler.log", "worker.log")]
+    scheduler = subprocess.Popen([dask, "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"],
+                                 stdout=logs[0], stderr=subprocess.STDOUT)
+    workers = subprocess.Popen([dask, "worker", address, "--nworkers", "2", "--nthreads", "1", "--no-dashboard"],
+                               stdout=logs[1], stderr=subprocess.STDOUT)
+    client = None
+    try:
+        client = distributed.Client(address, timeout=60)
+        client.wait_for_workers(2, timeout=60)
+        grid = {"body.cloth.springs.structural.stiffness": [500.0, 2000.0]}
+        rows = wobble.sweep(repo / CLOTH, grid, ["total", "max(strain_max)"], client=client, steps=100, samples=10,
+                            out=tmp_path / "out", plot=False)
+        used = {w for w in client.scheduler_info()["workers"]}
+        assert len(used) == 2
+        for row in rows:
+            assert row["error"] is None, row
+            expected = serial(repo, {k: row[k] for k in grid}, 100)
+            assert row["total"] == expected["total"] and row["max(strain_max)"] == expected["max(strain_max)"]
+    finally:
+        if client is not None:
+            client.close()
+        for p in (workers, scheduler):
+            p.terminate()
+            try:
+                p.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                p.kill()
+        for f in logs:
+            f.close()

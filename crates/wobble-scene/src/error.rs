@@ -32,8 +32,9 @@ impl Source {
     }
 }
 
-/// An error in a scene file.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// An error in a scene file. Its `Debug` form is its message with the place, not
+/// the whole scene text it carries.
+#[derive(Clone, PartialEq, Eq)]
 pub struct SceneError {
     /// The file.
     pub source: Source,
@@ -84,6 +85,12 @@ impl fmt::Display for SceneError {
     }
 }
 
+impl fmt::Debug for SceneError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "SceneError({:?})", self.to_string())
+    }
+}
+
 impl std::error::Error for SceneError {}
 
 /// Levenshtein distance between two short strings.
@@ -111,4 +118,18 @@ pub fn nearest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) ->
         .filter(|(d, c)| *d <= (c.len().max(word.len()) / 3).max(2))
         .min_by_key(|(d, _)| *d)
         .map(|(_, c)| c)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_output_is_the_message_not_the_scene_text() {
+        let text = format!("[simulation]\ndt = -1\n{}", "# padding\n".repeat(1000));
+        let e = SceneError::new(&Source::new("s.toml", text.as_str()), 18..20, "`dt` must be positive")
+            .with_help("raise it");
+        let debug = format!("{e:?}");
+        assert_eq!(debug, "SceneError(\"s.toml:2:6: `dt` must be positive\\n  help: raise it\")");
+    }
 }
