@@ -24,6 +24,11 @@ pub const MAX_MESH_BYTES: u64 = 256 << 20;
 /// 10 000 steps per second.
 pub const MAX_STEPS: u64 = 1_000_000_000;
 
+/// Most particles a body may have (about 2–4 GB of world at ~200–400 bytes a
+/// particle with its springs): a larger count is refused when the scene is read,
+/// before anything is allocated.
+pub const MAX_PARTICLES: u64 = 10_000_000;
+
 /// Largest magnitude of any number in a scene. Beyond it a product of two
 /// parameters (a stiffness times a length, a mass times an acceleration) is no
 /// longer safely finite, and no physical scene needs it.

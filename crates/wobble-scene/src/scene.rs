@@ -103,6 +103,20 @@ impl Scene {
         for mut t in root.tables("body")? {
             t.rename(format!("body #{}", bodies.len() + 1));
             let body = read_body(&t)?;
+            if let Some(n) = body.shape.particle_count()
+                && n > crate::input::MAX_PARTICLES
+            {
+                return Err(t
+                    .error(
+                        t.span_of("type"),
+                        format!(
+                            "body `{}` would have {n} particles, more than the limit of {}",
+                            body.name,
+                            crate::input::MAX_PARTICLES
+                        ),
+                    )
+                    .with_help("use fewer particles (nx, ny, n, count, level, slices, stacks)"));
+            }
             if let Some(prev) = bodies.iter().find(|b: &&BodySpec| b.name == body.name) {
                 let (line, _) = source.line_col(prev.span.start);
                 return Err(t

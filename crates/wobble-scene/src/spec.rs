@@ -231,6 +231,43 @@ pub enum BodyShape {
     Rigid(RigidSpec),
 }
 
+impl BodyShape {
+    /// How many particles the body will have at most, from its parameters alone
+    /// (before anything is allocated): exact but for elastic grids with points
+    /// left out. `None` for bodies read from mesh files, whose size the file's own
+    /// limit bounds, and for mobiles (a few dozen particles).
+    #[must_use]
+    pub fn particle_count(&self) -> Option<u64> {
+        let product = |n: &[usize]| n.iter().fold(1u64, |a, &k| a.saturating_mul(k as u64));
+        let sphere = |mesh: &wobble::build::sphere::SphereMesh| match *mesh {
+            wobble::build::sphere::SphereMesh::Uniform { level } => {
+                4u64.saturating_pow(level).saturating_mul(4).saturating_add(2)
+            }
+            wobble::build::sphere::SphereMesh::LatLong { slices, stacks } => {
+                u64::from(slices).saturating_mul(u64::from(stacks).saturating_sub(1)).saturating_add(2)
+            }
+        };
+        let layers = |inner: bool| if inner { 2 } else { 1 };
+        Some(match self {
+            BodyShape::Chain(c) => c.count as u64,
+            BodyShape::Cloth(c) => product(&[c.nx, c.ny]),
+            BodyShape::Lattice(l) => product(&l.n),
+            BodyShape::Grid(g) => product(&g.n),
+            BodyShape::Ball(b) => sphere(&b.mesh).saturating_add(1),
+            BodyShape::Pair(_) => 2,
+            BodyShape::Ring(r) => (r.count as u64).saturating_mul(layers(r.inner_radius.is_some())),
+            BodyShape::PressureSphere(p) => sphere(&p.mesh).saturating_mul(layers(p.inner_radius.is_some())),
+            BodyShape::Oriented(OrientedSpec::Rod(r)) => r.count as u64,
+            BodyShape::Oriented(OrientedSpec::JellyCube(j)) => product(&j.n),
+            BodyShape::Oriented(OrientedSpec::Sheet(sh)) => product(&[sh.nx, sh.nz]),
+            BodyShape::Rigid(_) => 1,
+            BodyShape::Mesh { .. }
+            | BodyShape::PressureMesh(_)
+            | BodyShape::Oriented(OrientedSpec::Mesh { .. } | OrientedSpec::Mobile(_)) => return None,
+        })
+    }
+}
+
 /// Body type names, for messages.
 pub const BODY_TYPES: [&str; 16] = [
     "chain",
