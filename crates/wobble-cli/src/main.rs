@@ -9,13 +9,13 @@ use miette::{Diagnostic, NamedSource, SourceSpan};
 use wobble_scene::{Override, Scene, SceneError, Source};
 
 mod bench;
-mod experiments;
-mod image;
 mod interrupt;
 mod memory;
-mod plot;
-mod render;
+mod render_command;
 mod run;
+
+use wobble_experiments as experiments;
+use wobble_viz::plot;
 
 /// The built-in default scene (`scenes/default.toml`).
 pub const DEFAULT_SCENE: &str = include_str!("../../../scenes/default.toml");
@@ -367,7 +367,7 @@ fn main() -> ExitCode {
                 eprintln!("error: --every must be at least 1");
                 return ExitCode::from(2);
             }
-            let opts = render::command::RenderOptions {
+            let opts = render_command::RenderOptions {
                 out,
                 every,
                 width,
@@ -383,10 +383,10 @@ fn main() -> ExitCode {
                 eprintln!("error: --set applies to scene files, not to a run directory's frames");
                 return ExitCode::from(2);
             } else if input.is_dir() {
-                render::command::render_run_dir(&input, &opts)
+                render_command::render_run_dir(&input, &opts)
             } else {
                 match load_scene(Some(&input), &cli.set) {
-                    Ok(scene) => render::command::render_scene(&scene, &opts),
+                    Ok(scene) => render_command::render_scene(&scene, &opts),
                     Err(e) => {
                         report_scene_error(&e);
                         return ExitCode::from(2);

@@ -22,7 +22,7 @@ use wobble::world::SimParams;
 use wobble::{World, WorldBuilder};
 
 use super::{Experiment, Outcome, write_csv};
-use crate::plot::{Chart, Legend, Series, Style};
+use wobble_viz::plot::{Chart, Legend, Series, Style};
 
 /// Registry entry.
 pub const EXPERIMENT: Experiment = Experiment {

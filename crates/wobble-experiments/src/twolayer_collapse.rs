@@ -34,7 +34,7 @@ use wobble::integrate::IntegratorKind;
 
 use super::thesis::{Object, drop_world_scaled, shape_error};
 use super::{Experiment, Finding, Outcome, write_csv};
-use crate::plot::{Chart, Legend, Series, Style};
+use wobble_viz::plot::{Chart, Legend, Series, Style};
 
 /// Registry entry.
 pub const EXPERIMENT: Experiment = Experiment {

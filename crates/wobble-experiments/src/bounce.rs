@@ -25,7 +25,7 @@ use wobble::integrate::IntegratorKind;
 use wobble::world::SimParams;
 
 use super::{Experiment, Outcome, write_csv};
-use crate::plot::{Chart, Legend, Series, Style};
+use wobble_viz::plot::{Chart, Legend, Series, Style};
 
 /// Registry entry.
 pub const EXPERIMENT: Experiment = Experiment {

@@ -24,7 +24,7 @@ use wobble::force::pressure::ClosedSurface;
 use wobble::model::Vec3s;
 
 use super::{Experiment, Outcome, log_log_slope, write_csv};
-use crate::plot::{Chart, Legend, Series, Style};
+use wobble_viz::plot::{Chart, Legend, Series, Style};
 
 /// Registry entry.
 pub const EXPERIMENT: Experiment = Experiment {

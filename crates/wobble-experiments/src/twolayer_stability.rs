@@ -26,7 +26,7 @@ use wobble::world::StepError;
 
 use super::thesis::{METHODS, Object, base_step, drop_world};
 use super::{Experiment, Finding, Outcome};
-use crate::plot::{Chart, Legend, Series, Style};
+use wobble_viz::plot::{Chart, Legend, Series, Style};
 
 /// Registry entry.
 pub const EXPERIMENT: Experiment = Experiment {

@@ -26,7 +26,7 @@ use wobble::integrate::IntegratorKind;
 
 use super::thesis::{DROP_HEIGHT, Object, base_step, drop_world};
 use super::{Experiment, Outcome, write_csv};
-use crate::plot::{Chart, Series, Style};
+use wobble_viz::plot::{Chart, Series, Style};
 
 /// Registry entry.
 pub const EXPERIMENT: Experiment = Experiment {

@@ -8,6 +8,10 @@
 //! agree with what the analysis predicts, else the verdict stays FAIL), and its
 //! summary states the claim, what was measured, why they differ and the command
 //! that reproduces it.
+//!
+//! A library crate, so that the command-line tool (a thin front: `wobble
+//! experiment`), tests and the Python side run the same code: [`registry`] lists
+//! the experiments, [`run`] runs one into a folder.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};

@@ -31,8 +31,8 @@ use wobble::world::{SimParams, World};
 use wobble_scene::{Scene, Source};
 
 use super::{Experiment, Outcome, write_csv};
-use crate::plot::{Chart, Legend, Series, Style};
-use crate::render::{self, View, camera::Camera};
+use wobble_viz::plot::{Chart, Legend, Series, Style};
+use wobble_viz::render::{self, View, camera::Camera};
 
 /// `contact-self-fold`.
 pub const SELF_FOLD: Experiment = Experiment {
@@ -321,7 +321,7 @@ fn run_stack(dir: &Path) -> Result<Outcome, String> {
 // ---- the balls ----
 
 /// The scene the experiment runs (also `scenes/contact-balls.toml`).
-pub const BALLS_SCENE: &str = include_str!("../../../../scenes/contact-balls.toml");
+pub const BALLS_SCENE: &str = include_str!("../../../scenes/contact-balls.toml");
 
 fn run_balls(dir: &Path) -> Result<Outcome, String> {
     let scene = Scene::parse(Source::new("scenes/contact-balls.toml", BALLS_SCENE), PathBuf::from("scenes"))

@@ -15,7 +15,7 @@ use std::path::Path;
 use wobble::force::{CubicLaw, SpringLaw};
 
 use super::{Experiment, Outcome, write_csv};
-use crate::plot::{Chart, Legend, Series, Style};
+use wobble_viz::plot::{Chart, Legend, Series, Style};
 
 /// Registry entry.
 pub const EXPERIMENT: Experiment = Experiment {

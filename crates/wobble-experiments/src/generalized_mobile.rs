@@ -20,8 +20,8 @@ use wobble::integrate::IntegratorKind;
 use wobble::world::{SimParams, World};
 
 use super::{Experiment, Outcome, write_csv};
-use crate::plot::{Chart, Legend, Series, Style};
-use crate::render::{self, View};
+use wobble_viz::plot::{Chart, Legend, Series, Style};
+use wobble_viz::render::{self, View};
 
 /// Registry entry.
 pub const EXPERIMENT: Experiment = Experiment {

@@ -24,8 +24,8 @@ use wobble::integrate::IntegratorKind;
 use wobble::world::{SimParams, World};
 
 use super::{Experiment, Outcome, write_csv};
-use crate::plot::{Chart, Legend, Series, Style};
-use crate::render::{self, View, camera::Camera};
+use wobble_viz::plot::{Chart, Legend, Series, Style};
+use wobble_viz::render::{self, View, camera::Camera};
 
 /// Registry entry.
 pub const EXPERIMENT: Experiment = Experiment {

@@ -10,7 +10,6 @@
 //! input gives the same bytes.
 
 pub mod camera;
-pub mod command;
 pub mod ply;
 pub mod raster;
 

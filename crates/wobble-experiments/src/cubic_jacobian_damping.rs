@@ -36,7 +36,7 @@ use wobble::solve::CgSettings;
 use wobble::world::SimParams;
 
 use super::{Experiment, Finding, Outcome, write_csv};
-use crate::plot::{Chart, Legend, Series, Style};
+use wobble_viz::plot::{Chart, Legend, Series, Style};
 
 /// Registry entry.
 pub const EXPERIMENT: Experiment = Experiment {

@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 use glam::DVec3;
 use wobble_scene::{Scene, Source};
 
-use super::camera::Camera;
-use super::{Geometry, Image, Shading, View, ply, render, save_gif};
+use wobble_viz::render::camera::Camera;
+use wobble_viz::render::{Geometry, Image, Shading, View, ply, render, save_gif};
 
 /// Most frames in the animated GIF (longer runs are subsampled).
 pub const GIF_MAX_FRAMES: usize = 60;
@@ -240,7 +240,7 @@ pub fn render_run_dir(dir: &Path, opts: &RenderOptions) -> Result<usize, String>
         let g = match from_world {
             Some(g) => g,
             None => Geometry {
-                colors: vec![super::PALETTE[0]; frame.vertices.len()],
+                colors: vec![wobble_viz::render::PALETTE[0]; frame.vertices.len()],
                 dots: if frame.faces.is_empty() && frame.edges.is_empty() {
                     (0..frame.vertices.len() as u32).collect()
                 } else {

@@ -1,5 +1,5 @@
 //! Reads the binary PLY frames that `wobble run` writes (see
-//! [`wobble_io::frames::write_ply`]): vertices as doubles, triangle faces,
+//! `wobble_io::frames::write_ply`): vertices as doubles, triangle faces,
 //! and edges from the `.lines.ply` file beside a frame.
 
 use std::path::Path;

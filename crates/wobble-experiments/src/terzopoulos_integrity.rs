@@ -25,8 +25,8 @@ use wobble::world::SimParams;
 
 use super::terzopoulos_shapes::run_for;
 use super::{Experiment, Outcome, write_csv};
-use crate::plot::{Chart, Legend, Series, Style};
-use crate::render::{self, View, camera::Camera};
+use wobble_viz::plot::{Chart, Legend, Series, Style};
+use wobble_viz::render::{self, View, camera::Camera};
 
 /// Registry entry: the box.
 pub const BOX_DROP: Experiment = Experiment {

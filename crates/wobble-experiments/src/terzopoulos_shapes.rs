@@ -26,7 +26,7 @@ use wobble::force::{AirDrag, Gravity};
 use wobble::world::{SimParams, World};
 
 use super::{Experiment, Outcome, write_csv};
-use crate::plot::{Chart, Legend, Series, Style};
+use wobble_viz::plot::{Chart, Legend, Series, Style};
 
 /// Registry entry.
 pub const CORNER_LIFT: Experiment = Experiment {

@@ -33,7 +33,7 @@ use wobble::world::SimParams;
 
 use super::thesis::{Object, com, drop_world};
 use super::{Experiment, Outcome, write_csv};
-use crate::plot::{Chart, Legend, Series, Style};
+use wobble_viz::plot::{Chart, Legend, Series, Style};
 
 /// Registry entry.
 pub const EXPERIMENT: Experiment = Experiment {

@@ -27,9 +27,9 @@ use wobble::model::RigidShape;
 use wobble::world::{SimParams, World};
 
 use super::{Experiment, Finding, Outcome, write_csv};
-use crate::plot::{Chart, Legend, Series, Style};
-use crate::render::camera::Camera;
-use crate::render::{self, View};
+use wobble_viz::plot::{Chart, Legend, Series, Style};
+use wobble_viz::render::camera::Camera;
+use wobble_viz::render::{self, View};
 
 /// `cubic-heavy-ball` (000 Fig. 4).
 pub const HEAVY_BALL: Experiment = Experiment {
@@ -116,7 +116,7 @@ impl Law {
     }
 
     /// The engine's spring parameters for base stiffness `k` (N/m), with
-    /// [`SPRING_DAMPING`] and, for the cubic law, the default Jacobian damping.
+    /// `SPRING_DAMPING` and, for the cubic law, the default Jacobian damping.
     pub fn springs(&self, k: f64) -> Result<SpringParams, String> {
         let law = match self {
             Law::Linear => SpringLaw::Linear,
