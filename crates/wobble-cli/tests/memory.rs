@@ -108,16 +108,22 @@ fn info_prints_the_estimate() {
 
 #[test]
 fn a_mistyped_count_is_refused_before_the_world_is_built() {
-    // 4000 × 4000 particles is within the builders' cap (2²⁴) but needs gigabytes:
-    // refused from the counts alone, at once, with no output folder.
+    // 3000 × 3000 particles is within the scene limit (10⁷ particles a body) but
+    // needs gigabytes: refused from the counts alone, at once, with no output folder.
     let dir = tmp("before");
     let path = dir.join("huge.toml");
-    std::fs::write(&path, "[simulation]\nsteps = 10\n[[body]]\ntype = \"cloth\"\nnx = 4000\nny = 4000\n").unwrap();
+    std::fs::write(&path, "[simulation]\nsteps = 10\n[[body]]\ntype = \"cloth\"\nnx = 3000\nny = 3000\n").unwrap();
     let out = dir.join("out");
     let t0 = std::time::Instant::now();
     let o = wobble(&["run", path.to_str().unwrap(), "--out", out.to_str().unwrap(), "--max-memory", "1G"]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("for its bodies alone"), "{}", text(&o));
     assert!(t0.elapsed().as_secs_f64() < 5.0, "took {:?}: was the world built?", t0.elapsed());
+    assert!(!out.exists());
+    // 4000 × 4000 is beyond the scene limit: refused when the scene is read.
+    std::fs::write(&path, "[simulation]\nsteps = 10\n[[body]]\ntype = \"cloth\"\nnx = 4000\nny = 4000\n").unwrap();
+    let o = wobble(&["run", path.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("16000000 particles, more than the limit of 10000000"), "{}", text(&o));
     assert!(!out.exists());
 }
