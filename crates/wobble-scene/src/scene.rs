@@ -106,9 +106,12 @@ impl Scene {
             if let Some(n) = body.shape.particle_count()
                 && n > crate::input::MAX_PARTICLES
             {
+                // Point at the first size the body states (the likely typo).
+                const SIZES: [&str; 8] = ["nx", "ny", "nz", "n", "count", "level", "slices", "stacks"];
+                let at = SIZES.iter().find(|k| t.has(k)).map_or_else(|| t.span_of("type"), |k| t.span_of(k));
                 return Err(t
                     .error(
-                        t.span_of("type"),
+                        at,
                         format!(
                             "body `{}` would have {n} particles, more than the limit of {}",
                             body.name,

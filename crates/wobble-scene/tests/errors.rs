@@ -118,7 +118,12 @@ fn references_to_missing_bodies_and_particles_are_caught() {
 #[test]
 fn builder_errors_point_at_their_key() {
     expect("[[body]]\ntype = \"cloth\"\nnx = 1\n", 3, 6, &["`nx` = 1 must be at least 2"]);
-    expect("[[body]]\ntype = \"cloth\"\nnx = 100000\nny = 100000\n", 3, 6, &["makes more than 16,777,216 particles"]);
+    expect(
+        "[[body]]\ntype = \"cloth\"\nnx = 100000\nny = 100000\n",
+        3,
+        6,
+        &["body `cloth` would have 10000000000 particles, more than the limit of 10000000"],
+    );
     expect("[[body]]\ntype = \"ball\"\nlevel = 9\n", 3, 9, &["body `ball`: `level` = 9 is invalid: must be 0..=6"]);
 }
 

@@ -40,6 +40,6 @@ fn bodies_beyond_the_particle_limit_are_refused_before_building() {
         let text = format!("[[body]]\n{body}\n");
         let e = Scene::parse(Source::new("big.toml", text.as_str()), ".".into()).unwrap_err();
         assert!(e.message.contains(what) && e.message.contains("limit of 10000000"), "{e}");
-        assert_eq!(e.line(), 2, "{e}");
+        assert_eq!(e.line(), 3, "{e}");
     }
 }
