@@ -212,8 +212,13 @@ fn implicit_euler_converges_at_first_order() {
 
 /// A stiff 16 × 16 cloth hung from its two top corners under gravity, with `law`.
 fn stiff_cloth(kind: IntegratorKind, dt: f64, law: SpringLaw) -> World {
+    stiff_cloth_damped(kind, dt, law, 0.05)
+}
+
+/// [`stiff_cloth`] with spring damping `c` (N s/m).
+fn stiff_cloth_damped(kind: IntegratorKind, dt: f64, law: SpringLaw, c: f64) -> World {
     let mut b = WorldBuilder::new();
-    let s = SpringParams::linear(5000.0, 0.05).with_law(law);
+    let s = SpringParams::linear(5000.0, c).with_law(law);
     let h = Cloth {
         nx: 16,
         ny: 16,
@@ -674,25 +679,7 @@ fn stencils_outside_the_pattern_solve_as_blocks_inside_it() {
 /// of up to 5 cm/s: a step whose linearisation leaves a large residual.
 fn shaken_cubic_cloth(c: f64) -> World {
     let law = SpringLaw::Cubic(CubicLaw::new(5000.0, 1.1, 30000.0, 0.9, 10000.0, 1.0).unwrap());
-    let mut b = WorldBuilder::new();
-    let s = SpringParams::linear(5000.0, c).with_law(law);
-    let h = Cloth {
-        nx: 16,
-        ny: 16,
-        spacing: 0.02,
-        mass: 0.2,
-        structural: s,
-        shear: Some(s),
-        bend: Some(s),
-        ..Cloth::default()
-    }
-    .build(&mut b, "cloth")
-    .unwrap();
-    b.pin(h.particle(0, 0));
-    b.pin(h.particle(15, 0));
-    b.add_force(Gravity::default());
-    let mut w =
-        b.build(SimParams { dt: 5e-3, integrator: IntegratorKind::ImplicitEuler, ..SimParams::default() }).unwrap();
+    let mut w = stiff_cloth_damped(IntegratorKind::ImplicitEuler, 5e-3, law, c);
     w.run(20).unwrap();
     let mut rng = Rng::new(7);
     for i in 0..w.state.len() {
