@@ -10,7 +10,6 @@ use wobble_scene::{Override, Scene, SceneError, Source};
 
 mod bench;
 mod interrupt;
-mod memory;
 mod render_command;
 mod run;
 
@@ -65,7 +64,7 @@ enum Command {
         overwrite: bool,
         /// Refuse to start when the run's memory estimate exceeds SIZE (bytes, or
         /// with K, M, G, T: `512M`, `4G`). Default: the memory available now.
-        #[arg(long, value_name = "SIZE", value_parser = memory::parse_size)]
+        #[arg(long, value_name = "SIZE", value_parser = wobble_io::memory::parse_size)]
         max_memory: Option<u64>,
         /// Continue the interrupted run in DIR from its checkpoint, bit for bit.
         #[arg(long, value_name = "DIR", conflicts_with_all = ["duration", "steps", "out", "no_frames"])]
@@ -247,7 +246,7 @@ fn parse_override(arg: &str) -> Result<Override, String> {
 }
 
 fn main() -> ExitCode {
-    memory::mark_start();
+    wobble_io::memory::mark_start();
     // Keep file:line:col and paths on one line, whatever the terminal width.
     let _ = miette::set_hook(Box::new(|_| Box::new(miette::MietteHandlerOpts::new().wrap_lines(false).build())));
     let cli = Cli::parse();
@@ -273,7 +272,10 @@ fn main() -> ExitCode {
                     eprintln!("error: --set cannot change a run being resumed (its scene.toml is fixed)");
                     return ExitCode::from(2);
                 }
-                Some(dir) => on_pool(|| run::resume(&dir, quiet, max_memory)),
+                Some(dir) => {
+                    let opts = wobble_io::run::RunOptions { max_memory, ..Default::default() };
+                    on_pool(|| run::run_in_terminal(run::Job::Resume(&dir), &opts, quiet))
+                }
                 None => {
                     let scene = match load_scene(scene.as_deref(), &cli.set) {
                         Ok(s) => s,
@@ -282,24 +284,32 @@ fn main() -> ExitCode {
                             return ExitCode::from(2);
                         }
                     };
-                    let opts = run::RunOptions { duration, steps, out, no_frames, quiet, overwrite, max_memory };
-                    on_pool(|| run::run(&scene, &opts))
+                    let opts = wobble_io::run::RunOptions {
+                        duration,
+                        steps,
+                        out,
+                        no_frames,
+                        overwrite,
+                        max_memory,
+                        command_line: None,
+                    };
+                    on_pool(|| run::run_in_terminal(run::Job::Run(&scene), &opts, quiet))
                 }
             };
             match result {
-                Ok(run::RunEnd::Finished) => ExitCode::SUCCESS,
-                Ok(run::RunEnd::BlewUp) => ExitCode::from(3),
-                Ok(run::RunEnd::Interrupted(sig)) => ExitCode::from(interrupt::exit_code(sig)),
-                Ok(run::RunEnd::Failed) => ExitCode::from(1),
-                Err(run::RunError::Scene(e)) => {
+                Ok(wobble_io::run::RunEnd::Finished) => ExitCode::SUCCESS,
+                Ok(wobble_io::run::RunEnd::BlewUp) => ExitCode::from(3),
+                Ok(wobble_io::run::RunEnd::Interrupted(sig)) => ExitCode::from(interrupt::exit_code(sig)),
+                Ok(wobble_io::run::RunEnd::Failed) => ExitCode::from(1),
+                Err(wobble_io::run::RunError::Scene(e)) => {
                     report_scene_error(&e);
                     ExitCode::from(2)
                 }
-                Err(run::RunError::Refused(msg)) => {
+                Err(wobble_io::run::RunError::Refused(msg)) => {
                     eprintln!("error: {msg}");
                     ExitCode::from(2)
                 }
-                Err(run::RunError::Io(msg)) => {
+                Err(wobble_io::run::RunError::Io(msg)) => {
                     eprintln!("error: {msg}");
                     ExitCode::from(1)
                 }

@@ -1,791 +1,124 @@
-//! `wobble run` and `wobble info`.
-//!
-//! # The life of a run
-//! 1. **Folder.** The output folder is opened through a directory handle
-//!    ([`wobble_io::dir`]); a folder holding another run's files is refused
-//!    unless `--overwrite` (which first removes only the files that run's manifest
-//!    proves are its own) or `--resume`. A non-empty folder without a manifest is
-//!    always refused: nothing in it can be proved to be wobble's.
-//! 2. **Manifest.** `run.json` (status `running`) is written and synced before
-//!    anything else, then `scene.toml`, the metrics header and frame 0.
-//! 3. **Steps.** Frames are written whole and renamed into place; metrics are
-//!    rewritten atomically at flush points; every `checkpoint_every` a checkpoint
-//!    (synced) and the manifest record the step.
-//! 4. **End.** Finished, blown up, interrupted (SIGINT/SIGTERM: the step in
-//!    progress completes, then metrics, a checkpoint and the summary are written)
-//!    or failed (an output could not be written: a reserve file is given back to
-//!    the disk so the summary and manifest can still say so). The summary
-//!    (`summary.json`) and the manifest are written last, synced.
-//!    Wall-clock figures go to `timing.json`, so that the summary and the metrics
-//!    of a resumed run are byte for byte those of an uninterrupted one.
+//! `wobble run` and `wobble info`: the command-line face of
+//! [`wobble_io::run`], which owns the life of a run (folder, manifest, frames,
+//! checkpoints, resume). Here live what only a terminal has: the progress bar,
+//! the SIGINT/SIGTERM handler and the test hook that raises them, and the
+//! messages printed when a run ends.
 
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::path::Path;
 
 use indicatif::{ProgressBar, ProgressStyle};
-use serde_json::json;
-use wobble::StepError;
+use wobble::World;
 use wobble::integrate::IntegratorKind;
-use wobble_scene::{Built, FrameFormat, Scene, SceneError, Source};
+use wobble_io::run::{MessageKind, Plan, RunEnd, RunError, RunObserver, RunOptions, RunOutcome};
+use wobble_scene::{Built, Scene};
 
 use crate::interrupt;
-use wobble_io::checkpoint::{CHECKPOINT_NAME, Checkpoint};
-use wobble_io::dir::{OutDir, PARTIAL_SUFFIX, Sub};
-use wobble_io::frames::{encode_frame, pvd_index, write_ply_lines};
-use wobble_io::manifest::{
-    MANIFEST_FORMAT, MANIFEST_NAME, MANIFEST_VERSION, Manifest, PVD_NAME, Status, fnv1a64, frame_digits, frame_name,
-    is_frame_name, now_rfc3339,
-};
-use wobble_io::metrics::MetricsTable;
-use wobble_io::peak_memory_mb;
 
-/// Options of `wobble run`.
-#[derive(Debug, Default)]
-pub struct RunOptions {
-    /// Simulated time override, s.
-    pub duration: Option<f64>,
-    /// Step count override.
-    pub steps: Option<u64>,
-    /// Output directory.
-    pub out: Option<PathBuf>,
-    /// Write no frames.
-    pub no_frames: bool,
-    /// No progress bar.
-    pub quiet: bool,
-    /// Replace an earlier run's outputs in the folder.
-    pub overwrite: bool,
-    /// Refuse to start when the memory estimate exceeds this, bytes (default:
-    /// [`crate::memory::default_limit`]).
-    pub max_memory: Option<u64>,
-}
-
-/// How a run ended.
-#[derive(Debug, PartialEq, Eq)]
-pub enum RunEnd {
-    /// Every step ran.
-    Finished,
-    /// The simulation blew up (message printed, summary written).
-    BlewUp,
-    /// A signal stopped it after a complete step (the signal's number).
-    Interrupted(i32),
-    /// An output could not be written (message printed, status `failed`).
-    Failed,
-}
-
-/// Why a run could not start.
-#[derive(Debug)]
-pub enum RunError {
-    /// The scene does not build.
-    Scene(SceneError),
-    /// The folder or its files cannot be used (a usage error: exit 2).
-    Refused(String),
-    /// An output could not be written before stepping began.
-    Io(String),
-}
-
-/// Frames per simulated second when the scene does not say.
-const DEFAULT_FPS: f64 = 25.0;
-/// Metrics rows per simulated second when the scene does not say.
-const DEFAULT_METRICS_RATE: f64 = 100.0;
-/// Wall-clock seconds between metrics flushes at frame times (checkpoints and the
-/// end always flush): bounds the cost of rewriting a long table.
-const METRICS_FLUSH_SECONDS: f64 = 1.0;
-/// Bytes set aside at the start and given back when the disk fills, so that the
-/// summary and manifest saying `failed` can still be written.
-const RESERVE_BYTES: usize = 256 * 1024;
-/// Name of the reserve file.
-const RESERVE_NAME: &str = ".wobble-reserve";
-/// Files of a run in its folder, besides `frames/`.
-const RUN_FILES: [&str; 7] =
-    [MANIFEST_NAME, "scene.toml", "metrics.csv", "summary.json", "timing.json", CHECKPOINT_NAME, RESERVE_NAME];
-
-/// The directory name for a scene's outputs.
-fn stem(scene: &Scene) -> String {
-    Path::new(&scene.source.name)
-        .file_stem()
-        .and_then(|s| s.to_str())
-        .filter(|s| !s.starts_with('<'))
-        .unwrap_or("default")
-        .to_owned()
-}
-
-fn io_error(e: std::io::Error) -> RunError {
-    RunError::Io(e.to_string())
-}
-
-/// What a run does, fixed at its start and kept in the manifest.
-#[derive(Clone, Debug)]
-struct Plan {
-    steps: u64,
-    frame_every: u64,
-    metrics_every: u64,
-    checkpoint_every: u64,
-    formats: Vec<FrameFormat>,
-    digits: usize,
-}
-
-impl Plan {
-    fn new(scene: &Scene, opts: &RunOptions) -> Plan {
-        let dt = scene.simulation.dt;
-        let steps = opts
-            .steps
-            .or_else(|| opts.duration.map(|d| (d / dt - 1e-9).ceil().max(0.0) as u64))
-            .unwrap_or_else(|| scene.simulation.total_steps());
-        let frame_every = if opts.no_frames {
-            0
-        } else {
-            scene.output.frame_every.unwrap_or_else(|| ((1.0 / (DEFAULT_FPS * dt)).round() as u64).max(1))
-        };
-        let metrics_every =
-            scene.output.metrics_every.unwrap_or_else(|| ((1.0 / (DEFAULT_METRICS_RATE * dt)).round() as u64).max(1));
-        let checkpoint_every = scene.output.checkpoint_every.map_or(0, |s| ((s / dt).round() as u64).max(1));
-        let last_frame = steps.checked_div(frame_every).unwrap_or(0);
-        Plan {
-            steps,
-            frame_every,
-            metrics_every,
-            checkpoint_every,
-            formats: scene.output.formats.clone(),
-            digits: frame_digits(last_frame),
-        }
-    }
-
-    fn from_manifest(m: &Manifest, formats: Vec<FrameFormat>) -> Plan {
-        Plan {
-            steps: m.steps_planned,
-            frame_every: m.frame_every,
-            metrics_every: m.metrics_every,
-            checkpoint_every: m.checkpoint_every,
-            formats,
-            digits: m.frame_digits,
-        }
-    }
-}
-
-/// The open outputs of a run.
-struct Outputs {
-    dir: OutDir,
-    manifest: Manifest,
-    plan: Plan,
-    metrics: MetricsTable,
-    frames: u64,
-    /// VTU frames and their times, for the `.pvd` index.
-    series: Vec<(String, f64)>,
-    buf: Vec<u8>,
-    last_flush: Instant,
-    reserve: bool,
-    /// Wall time spent encoding and writing outputs while stepping, s.
-    writing: f64,
-}
-
-impl Outputs {
-    /// A run's outputs before anything is written: an empty metrics table, no
-    /// frames yet.
-    fn new(dir: OutDir, manifest: Manifest, plan: Plan) -> Self {
-        Outputs {
-            dir,
-            manifest,
-            plan,
-            metrics: MetricsTable::new(),
-            frames: 0,
-            series: Vec::new(),
-            buf: Vec::new(),
-            last_flush: Instant::now(),
-            reserve: false,
-            writing: 0.0,
-        }
-    }
-
-    fn write_manifest(&self, durable: bool) -> std::io::Result<()> {
-        let text = serde_json::to_string_pretty(&self.manifest).map_err(std::io::Error::other)? + "\n";
-        self.dir.write_atomic(Sub::Root, MANIFEST_NAME, text.as_bytes(), durable)
-    }
-
-    fn write_frames(&mut self, world: &wobble::World) -> std::io::Result<()> {
-        for &format in &self.plan.formats {
-            encode_frame(world, format, &mut self.buf)?;
-            let name = frame_name(self.frames, self.plan.digits, format.extension());
-            self.dir.write_atomic(Sub::Frames, &name, &self.buf, false)?;
-            if format == FrameFormat::Ply {
-                self.buf.clear();
-                if write_ply_lines(world, &mut self.buf)? {
-                    let name = frame_name(self.frames, self.plan.digits, "lines.ply");
-                    self.dir.write_atomic(Sub::Frames, &name, &self.buf, false)?;
-                }
-            }
-            if format == FrameFormat::Vtu {
-                self.series.push((name, world.time()));
-            }
-        }
-        self.frames += 1;
-        Ok(())
-    }
-
-    /// The outputs of the state a run starts from: its frame (if frames are
-    /// written) and metrics row, flushed.
-    fn write_start(&mut self, world: &wobble::World) -> std::io::Result<()> {
-        if self.plan.frame_every > 0 {
-            self.write_frames(world)?;
-        }
-        self.metrics.row(&world.metrics());
-        self.flush_metrics()
-    }
-
-    /// Writes the metrics table and the `.pvd` index as they stand.
-    fn flush_metrics(&mut self) -> std::io::Result<()> {
-        self.last_flush = Instant::now();
-        self.dir.write_atomic(Sub::Root, "metrics.csv", self.metrics.text().as_bytes(), false)?;
-        if self.plan.formats.contains(&FrameFormat::Vtu) && self.plan.frame_every > 0 {
-            self.dir.write_atomic(Sub::Frames, PVD_NAME, pvd_index(&self.series).as_bytes(), false)?;
-        }
-        Ok(())
-    }
-
-    /// Metrics, then the checkpoint (synced), then the manifest: a checkpoint on
-    /// disk always has the metrics rows up to its step beside it.
-    fn checkpoint(&mut self, world: &wobble::World) -> std::io::Result<()> {
-        self.flush_metrics()?;
-        let c = Checkpoint {
-            wobble_version: env!("CARGO_PKG_VERSION").into(),
-            scene_hash: u64::from_str_radix(&self.manifest.scene_hash, 16).unwrap_or(0),
-            step: world.steps(),
-            frames_written: self.frames,
-            state: world.save_state(),
-        };
-        self.dir.write_atomic(Sub::Root, CHECKPOINT_NAME, &c.encode(), true)?;
-        self.manifest.steps_done = world.steps();
-        self.manifest.frames_written = self.frames;
-        self.write_manifest(false)
-    }
-
-    fn give_back_reserve(&mut self) {
-        if self.reserve {
-            let _ = self.dir.remove_file(Sub::Root, RESERVE_NAME);
-            self.reserve = false;
-        }
-    }
-}
-
-/// Removes the files of the earlier run described by `m` (only those its manifest
-/// names or whose names follow its frame naming), the manifest last.
-fn remove_run(dir: &mut OutDir, m: &Manifest) -> std::io::Result<()> {
-    let partial = |name: &str| format!(".{name}{PARTIAL_SUFFIX}");
-    for name in m.files.iter().filter(|n| n.as_str() != MANIFEST_NAME && RUN_FILES.contains(&n.as_str())) {
-        dir.remove_file(Sub::Root, name)?;
-        dir.remove_file(Sub::Root, &partial(name))?;
-    }
-    if dir.open_frames_if_present()? {
-        for name in dir.list(Sub::Frames)? {
-            let bare = name.strip_prefix('.').and_then(|n| n.strip_suffix(PARTIAL_SUFFIX)).unwrap_or(&name);
-            if is_frame_name(bare, m.frame_digits, &m.frame_formats) || bare == PVD_NAME {
-                dir.remove_file(Sub::Frames, &name)?;
-            }
-        }
-        dir.remove_frames_dir_if_empty()?;
-    }
-    dir.remove_file(Sub::Root, &partial(MANIFEST_NAME))?;
-    dir.remove_file(Sub::Root, MANIFEST_NAME)
-}
-
-fn read_manifest(dir: &OutDir) -> Result<Option<Manifest>, RunError> {
-    let Some(bytes) = dir.read(Sub::Root, MANIFEST_NAME).map_err(|e| RunError::Refused(e.to_string()))? else {
-        return Ok(None);
-    };
-    let path = dir.path().join(MANIFEST_NAME);
-    let m: Manifest = serde_json::from_slice(&bytes).map_err(|e| {
-        RunError::Refused(format!("{} is not a wobble run manifest ({e}); choose another --out", path.display()))
-    })?;
-    if m.format != MANIFEST_FORMAT || m.format_version != MANIFEST_VERSION {
-        return Err(RunError::Refused(format!(
-            "{} has manifest format {} {}; this wobble writes {MANIFEST_FORMAT} {MANIFEST_VERSION}",
-            path.display(),
-            m.format,
-            m.format_version
-        )));
-    }
-    Ok(Some(m))
-}
-
-/// Opens the folder for a new run: empty, or holding an earlier run that
-/// `overwrite` allows to remove.
-fn open_fresh(out: &Path, overwrite: bool) -> Result<OutDir, RunError> {
-    let mut dir = OutDir::open(out).map_err(|e| RunError::Refused(e.to_string()))?;
-    let entries = dir.list(Sub::Root).map_err(|e| RunError::Refused(e.to_string()))?;
-    if entries.is_empty() {
-        return Ok(dir);
-    }
-    match read_manifest(&dir)? {
-        None => Err(RunError::Refused(format!(
-            "{} is not empty and holds no wobble run (no {MANIFEST_NAME}); wobble writes only into an empty folder or one of its own runs: choose another --out",
-            out.display()
-        ))),
-        Some(m) if !overwrite => Err(RunError::Refused(format!(
-            "{} holds the outputs of an earlier run of {} ({}, started {}); pass --overwrite to replace them or `wobble run --resume {}` to continue it",
-            out.display(),
-            m.scene,
-            m.status.name(),
-            m.started,
-            out.display()
-        ))),
-        Some(m) => {
-            remove_run(&mut dir, &m).map_err(|e| RunError::Refused(format!("--overwrite: {e}")))?;
-            let left = dir.list(Sub::Root).map_err(|e| RunError::Refused(e.to_string()))?;
-            if !left.is_empty() {
-                eprintln!(
-                    "warning: --overwrite left {} entries in {} that the earlier run did not write: {}",
-                    left.len(),
-                    out.display(),
-                    left.join(", ")
-                );
-            }
-            Ok(dir)
-        }
-    }
-}
-
-/// Estimates the run's memory and refuses it above `limit` (default: what the
-/// process holds plus the machine's available memory).
-fn check_memory(
-    world: &wobble::World,
-    scene: &Scene,
-    plan: &Plan,
-    limit: Option<u64>,
+/// The terminal's view of a run: a progress bar (hidden when quiet), messages on
+/// stdout/stderr, stop requests from the signal handler.
+struct Terminal {
     quiet: bool,
-) -> Result<(), RunError> {
-    let estimate = crate::memory::estimate(
-        world,
-        scene.simulation.integrator,
-        plan.steps,
-        plan.metrics_every,
-        plan.frame_every > 0,
-    );
-    let (limit, what) = match limit {
-        Some(l) => (Some(l), "--max-memory"),
-        None => (crate::memory::default_limit(), "the memory this machine has available (MemAvailable)"),
-    };
-    if let Some(limit) = limit
-        && estimate.total() > limit
-    {
-        return Err(RunError::Refused(format!(
-            "this run needs an estimated {}, more than {what}: {}; shrink the scene or pass a larger --max-memory",
-            estimate.summary(),
-            crate::memory::mib(limit)
-        )));
-    }
-    if !quiet {
-        println!("memory estimate: {}", estimate.summary());
-    }
-    crate::memory::record(estimate.total());
-    Ok(())
+    bar: ProgressBar,
+    tick: u64,
+    hook: Option<(u64, i32, bool)>,
 }
 
-/// Runs `scene` into a new output folder, writing the manifest, frames,
-/// `metrics.csv`, checkpoints, `summary.json` and `timing.json`.
-pub fn run(scene: &Scene, opts: &RunOptions) -> Result<RunEnd, RunError> {
-    // Before the build allocates: a lower bound from the counts the scene states.
-    let before = crate::memory::estimate_before_build(scene);
-    if let Some(limit) = opts.max_memory.or_else(crate::memory::default_limit)
-        && before > limit
-    {
-        return Err(RunError::Refused(format!(
-            "this run needs at least {} for its bodies alone (from their particle counts), more than the \
-             limit of {}; shrink the scene or pass a larger --max-memory",
-            crate::memory::mib(before),
-            crate::memory::mib(limit)
-        )));
+impl Terminal {
+    fn new(quiet: bool) -> Self {
+        if let Err(e) = interrupt::install() {
+            eprintln!("warning: cannot catch Ctrl-C ({e}); an interrupt will stop the run without a summary");
+        }
+        Terminal { quiet, bar: ProgressBar::hidden(), tick: 1, hook: interrupt::test_hook() }
     }
-    let built = scene.build().map_err(RunError::Scene)?;
-    for w in &built.world.warnings {
-        eprintln!("warning: {w}");
-    }
-    let plan = Plan::new(scene, opts);
-    if plan.steps > wobble_scene::input::MAX_STEPS {
-        return Err(RunError::Refused(format!(
-            "{} steps exceed the limit of {} steps; split the run or raise dt",
-            plan.steps,
-            wobble_scene::input::MAX_STEPS
-        )));
-    }
-    check_memory(&built.world, scene, &plan, opts.max_memory, opts.quiet)?;
-    let out = opts.out.clone().unwrap_or_else(|| PathBuf::from("out").join(stem(scene)));
-    let dir = open_fresh(&out, opts.overwrite)?;
-    let manifest = Manifest {
-        format: MANIFEST_FORMAT.into(),
-        format_version: MANIFEST_VERSION,
-        wobble_version: env!("CARGO_PKG_VERSION").into(),
-        scene: scene.source.name.clone(),
-        scene_dir: std::path::absolute(&scene.base_dir)
-            .unwrap_or_else(|_| scene.base_dir.clone())
-            .display()
-            .to_string(),
-        scene_hash: format!("{:016x}", fnv1a64(scene.source.text.as_bytes())),
-        command_line: std::env::args().collect(),
-        started: now_rfc3339(),
-        status: Status::Running,
-        error: None,
-        steps_planned: plan.steps,
-        steps_done: 0,
-        frames_written: 0,
-        frame_every: plan.frame_every,
-        metrics_every: plan.metrics_every,
-        checkpoint_every: plan.checkpoint_every,
-        frame_formats: plan.formats.iter().map(|f| f.extension().to_owned()).collect(),
-        frame_digits: plan.digits,
-        files: RUN_FILES.iter().map(|s| (*s).to_owned()).collect(),
-    };
-    let mut outputs = Outputs::new(dir, manifest, plan);
-    // The manifest first, synced: from here on the folder says whose it is.
-    outputs.write_manifest(true).map_err(io_error)?;
-    outputs.dir.write_atomic(Sub::Root, "scene.toml", scene.source.text.as_bytes(), false).map_err(io_error)?;
-    outputs.dir.write_atomic(Sub::Root, RESERVE_NAME, &vec![0u8; RESERVE_BYTES], false).map_err(io_error)?;
-    outputs.reserve = true;
-    if outputs.plan.frame_every > 0 {
-        outputs.dir.open_frames().map_err(io_error)?;
-    }
-    let Built { world, bodies } = built;
-    let mut world = world;
-    let start = outputs.write_start(&world);
-    if let Err(e) = start {
-        return Ok(fail(&mut outputs, scene, &world, &bodies, &e.to_string()));
-    }
-    step_loop(scene, &mut world, &bodies, &mut outputs, opts.quiet)
 }
 
-/// Continues the run in `dir` from its checkpoint (or from the start when it has
-/// none yet), bit for bit as if it had never stopped.
-pub fn resume(dir_path: &Path, quiet: bool, max_memory: Option<u64>) -> Result<RunEnd, RunError> {
-    let refused = |e: std::io::Error| RunError::Refused(e.to_string());
-    if !dir_path.is_dir() {
-        return Err(RunError::Refused(format!("{} is not a folder written by `wobble run`", dir_path.display())));
-    }
-    let mut dir = OutDir::open(dir_path).map_err(refused)?;
-    let Some(mut manifest) = read_manifest(&dir)? else {
-        return Err(RunError::Refused(format!(
-            "{} holds no {MANIFEST_NAME}: it is not a wobble run folder, so there is nothing to resume",
-            dir_path.display()
-        )));
-    };
-    match manifest.status {
-        Status::Finished => {
-            return Err(RunError::Refused(format!(
-                "the run in {} has finished; there is nothing to resume",
-                dir_path.display()
-            )));
-        }
-        Status::BlewUp => {
-            return Err(RunError::Refused(format!(
-                "the run in {} blew up; resuming would blow up again: change the scene and run it anew",
-                dir_path.display()
-            )));
-        }
-        Status::Running | Status::Interrupted | Status::Failed => {}
-    }
-    let text = dir
-        .read(Sub::Root, "scene.toml")
-        .map_err(refused)?
-        .ok_or_else(|| RunError::Refused(format!("{} has no scene.toml to resume from", dir_path.display())))?;
-    let hash = fnv1a64(&text);
-    if format!("{hash:016x}") != manifest.scene_hash {
-        return Err(RunError::Refused(format!(
-            "{}/scene.toml has changed since the run started (hash {hash:016x}, manifest {}); run the scene anew",
-            dir_path.display(),
-            manifest.scene_hash
-        )));
-    }
-    let text = String::from_utf8(text).map_err(|_| RunError::Refused("scene.toml is not UTF-8".into()))?;
-    let scene = Scene::parse(Source::new(manifest.scene.clone(), text), PathBuf::from(&manifest.scene_dir))
-        .map_err(RunError::Scene)?;
-    let mut formats = Vec::new();
-    for ext in &manifest.frame_formats {
-        let f = FrameFormat::ALL.iter().find(|(f, _)| f.extension() == ext).map(|(f, _)| *f).ok_or_else(|| {
-            RunError::Refused(format!("{MANIFEST_NAME} names frame format `{ext}`, which this wobble does not write"))
-        })?;
-        formats.push(f);
-    }
-    let Built { mut world, bodies } = scene.build().map_err(RunError::Scene)?;
-    let plan = Plan::from_manifest(&manifest, formats);
-    check_memory(&world, &scene, &plan, max_memory, quiet)?;
-    let checkpoint = match dir.read(Sub::Root, CHECKPOINT_NAME).map_err(refused)? {
-        Some(bytes) => Some(Checkpoint::decode(&bytes, hash).map_err(|e| {
-            RunError::Refused(format!("cannot resume from {}: {e}", dir_path.join(CHECKPOINT_NAME).display()))
-        })?),
-        None => None,
-    };
-    if plan.frame_every > 0 {
-        dir.open_frames().map_err(refused)?;
-    }
-    manifest.status = Status::Running;
-    manifest.error = None;
-    let mut outputs = Outputs::new(dir, manifest, plan);
-    match checkpoint {
-        Some(c) => {
-            world.restore_state(&c.state).map_err(|e| {
-                RunError::Refused(format!("cannot resume from {}: {e}", dir_path.join(CHECKPOINT_NAME).display()))
-            })?;
-            let csv = outputs.dir.read(Sub::Root, "metrics.csv").map_err(refused)?.unwrap_or_default();
-            let csv = String::from_utf8(csv).map_err(|_| RunError::Refused("metrics.csv is not UTF-8".into()))?;
-            outputs.metrics = MetricsTable::resume(&csv, c.step).map_err(|e| {
-                RunError::Refused(format!("cannot resume: {}: {e}", dir_path.join("metrics.csv").display()))
-            })?;
-            outputs.frames = c.frames_written;
-            if outputs.plan.formats.contains(&FrameFormat::Vtu) && outputs.plan.frame_every > 0 {
-                let pvd = outputs.dir.read(Sub::Frames, PVD_NAME).map_err(refused)?.unwrap_or_default();
-                outputs.series = read_pvd(&String::from_utf8_lossy(&pvd), c.frames_written).ok_or_else(|| {
-                    RunError::Refused(format!(
-                        "cannot resume: frames/{PVD_NAME} lists fewer than the checkpoint's {} frames",
-                        c.frames_written
-                    ))
-                })?;
-            }
-            if !quiet {
-                println!("resuming {} at step {} of {}", dir_path.display(), c.step, outputs.plan.steps);
-            }
-        }
-        None => {
-            if !quiet {
-                println!("{} has no checkpoint yet: running it again from the start", dir_path.display());
-            }
+impl RunObserver for Terminal {
+    fn message(&mut self, kind: MessageKind, text: &str) {
+        match kind {
+            MessageKind::Info if !self.quiet => self.bar.suspend(|| println!("{text}")),
+            MessageKind::Info => {}
+            MessageKind::Warning => self.bar.suspend(|| eprintln!("warning: {text}")),
         }
     }
-    outputs.write_manifest(true).map_err(io_error)?;
-    outputs.dir.write_atomic(Sub::Root, RESERVE_NAME, &vec![0u8; RESERVE_BYTES], false).map_err(io_error)?;
-    outputs.reserve = true;
-    if world.steps() == 0 {
-        let start = outputs.write_start(&world);
-        if let Err(e) = start {
-            return Ok(fail(&mut outputs, &scene, &world, &bodies, &e.to_string()));
-        }
-    }
-    step_loop(&scene, &mut world, &bodies, &mut outputs, quiet)
-}
 
-/// Steps from the world's current step to the plan's last, then writes the
-/// summary; every write error ends the run as `failed`.
-fn step_loop(
-    scene: &Scene,
-    world: &mut wobble::World,
-    bodies: &[wobble_scene::BuiltBody],
-    outputs: &mut Outputs,
-    quiet: bool,
-) -> Result<RunEnd, RunError> {
-    if let Err(e) = interrupt::install() {
-        eprintln!("warning: cannot catch Ctrl-C ({e}); an interrupt will stop the run without a summary");
-    }
-    let plan = outputs.plan.clone();
-    let hook = interrupt::test_hook();
-    let first = world.steps();
-    let bar = if quiet { ProgressBar::hidden() } else { ProgressBar::new(plan.steps) };
-    bar.set_style(
-        ProgressStyle::with_template("{spinner} {bar:40} {pos}/{len} steps  {per_sec}  eta {eta}  {msg}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
-    );
-    bar.set_position(first);
-    let tick = (plan.steps / 200).max(1);
-    let clock = Instant::now();
-    let mut failure: Option<String> = None;
-    let mut signal = None;
-    let written: std::io::Result<()> = (|| {
-        for k in first + 1..=plan.steps {
-            if let Some(sig) = interrupt::requested() {
-                signal = Some(sig);
-                break;
-            }
-            if let Err(e) = world.step() {
-                failure = Some(e.to_string());
-                if let StepError::BlowUp(_) = e {
-                    // Keep the last metrics row that shows the run-away.
-                    outputs.metrics.row(&world.metrics());
-                }
-                break;
-            }
-            let mut flush = false;
-            let writes = Instant::now();
-            if plan.frame_every > 0 && k % plan.frame_every == 0 {
-                outputs.write_frames(world)?;
-                flush = outputs.last_flush.elapsed().as_secs_f64() >= METRICS_FLUSH_SECONDS;
-            }
-            if k % plan.metrics_every == 0 {
-                outputs.metrics.row(&world.metrics());
-            }
-            if plan.checkpoint_every > 0 && k % plan.checkpoint_every == 0 && k < plan.steps {
-                outputs.checkpoint(world)?;
-            } else if flush {
-                outputs.flush_metrics()?;
-            }
-            outputs.writing += writes.elapsed().as_secs_f64();
-            if let Some((at, sig, twice)) = hook
-                && at == k
-            {
-                interrupt::raise(sig);
-                if twice {
-                    interrupt::raise(sig);
-                }
-            }
-            if k % tick == 0 {
-                bar.set_position(k);
-                bar.set_message(format!("t = {:.3} s", world.time()));
-            }
-        }
-        // A signal that arrived during the last step still counts.
-        if signal.is_none() && failure.is_none() && world.steps() < plan.steps {
-            signal = interrupt::requested();
-        }
-        if signal.is_some() {
-            outputs.checkpoint(world)?;
-        } else {
-            outputs.flush_metrics()?;
-        }
-        Ok(())
-    })();
-    bar.finish_and_clear();
-    let wall = clock.elapsed().as_secs_f64();
-    if let Err(e) = written {
-        return Ok(fail(outputs, scene, world, bodies, &e.to_string()));
-    }
-    let status = match (&failure, signal) {
-        (Some(_), _) => Status::BlewUp,
-        (None, Some(_)) => Status::Interrupted,
-        (None, None) => Status::Finished,
-    };
-    let timing = json!({
-        "wall_seconds": wall,
-        "steps": world.steps() - first,
-        "steps_per_second": (world.steps() - first) as f64 / wall.max(1e-12),
-        "output_seconds": outputs.writing,
-        "output_share": outputs.writing / wall.max(1e-12),
-        "threads": rayon::current_num_threads(),
-        "peak_memory_mb": peak_memory_mb(),
-        "memory_estimate_mb": crate::memory::recorded().map(|b| b as f64 / f64::from(1 << 20)),
-    });
-    let finished = (|| {
-        let text = serde_json::to_string_pretty(&timing).map_err(std::io::Error::other)? + "\n";
-        outputs.dir.write_atomic(Sub::Root, "timing.json", text.as_bytes(), false)?;
-        write_summary(outputs, scene, world, bodies, status, failure.as_deref())
-    })();
-    if let Err(e) = finished {
-        return Ok(fail(outputs, scene, world, bodies, &e.to_string()));
-    }
-    match (failure, signal) {
-        (Some(msg), _) => {
-            eprintln!("error: {msg}");
-            eprintln!("outputs up to the failure are in {}", outputs.dir.path().display());
-            Ok(RunEnd::BlewUp)
-        }
-        (None, Some(sig)) => {
-            eprintln!(
-                "interrupted after step {} of {}; the outputs up to it and a checkpoint are in {}: continue with `wobble run --resume {}`",
-                world.steps(),
-                plan.steps,
-                outputs.dir.path().display(),
-                outputs.dir.path().display()
+    fn started(&mut self, first: u64, planned: u64) {
+        if !self.quiet {
+            self.bar = ProgressBar::new(planned);
+            self.bar.set_style(
+                ProgressStyle::with_template("{spinner} {bar:40} {pos}/{len} steps  {per_sec}  eta {eta}  {msg}")
+                    .unwrap_or_else(|_| ProgressStyle::default_bar()),
             );
-            Ok(RunEnd::Interrupted(sig))
+            self.bar.set_position(first);
         }
-        (None, None) => {
-            if !quiet {
-                println!(
-                    "{} steps ({:.3} s simulated) in {wall:.2} s: {:.0} steps/s; {} frames, metrics and summary in {}",
-                    world.steps() - first,
-                    world.time(),
-                    (world.steps() - first) as f64 / wall.max(1e-12),
-                    outputs.frames,
-                    outputs.dir.path().display()
-                );
+        self.tick = (planned / 200).max(1);
+    }
+
+    fn stop_requested(&mut self) -> Option<i32> {
+        interrupt::requested()
+    }
+
+    fn stepped(&mut self, k: u64, world: &World) {
+        if let Some((at, sig, twice)) = self.hook
+            && at == k
+        {
+            interrupt::raise(sig);
+            if twice {
+                interrupt::raise(sig);
             }
-            Ok(RunEnd::Finished)
+        }
+        if k.is_multiple_of(self.tick) {
+            self.bar.set_position(k);
+            self.bar.set_message(format!("t = {:.3} s", world.time()));
         }
     }
 }
 
-/// The first `frames` entries of a `.pvd` index written by [`pvd_index`].
-fn read_pvd(text: &str, frames: u64) -> Option<Vec<(String, f64)>> {
-    let mut out = Vec::new();
-    for line in text.lines().filter(|l| l.starts_with("<DataSet ")).take(frames as usize) {
-        let field = |key: &str| line.split(&format!("{key}=\"")).nth(1)?.split('"').next();
-        out.push((field("file")?.to_owned(), field("timestep")?.parse().ok()?));
-    }
-    (out.len() as u64 == frames).then_some(out)
+/// What `wobble run` was asked to do.
+pub enum Job<'a> {
+    /// Run a scene into a new folder.
+    Run(&'a Scene),
+    /// Continue the run in a folder.
+    Resume(&'a Path),
 }
 
-/// Writes `summary.json` (synced) and then the manifest with the final status.
-fn write_summary(
-    outputs: &mut Outputs,
-    scene: &Scene,
-    world: &wobble::World,
-    bodies: &[wobble_scene::BuiltBody],
-    status: Status,
-    error: Option<&str>,
-) -> std::io::Result<()> {
-    let sim = &scene.simulation;
-    let last = world.metrics();
-    let bodies_json: Vec<_> = bodies
-        .iter()
-        .map(|b| {
-            let n = b.particles.len() as f64;
-            let centroid = b.particles.clone().map(|i| world.state.x.get(i)).fold(glam::DVec3::ZERO, |a, p| a + p) / n;
-            json!({
-                "name": b.name,
-                "particles": b.particles.len(),
-                "first_particle": b.particles.start,
-                "centroid": centroid.to_array(),
-                "bottom_middle": b.bottom_middle().map(|i| world.state.x.get(i).to_array()),
-            })
-        })
-        .collect();
-    let last_frame = outputs.frames.checked_sub(1);
-    let summary = json!({
-        "scene": scene.source.name,
-        "scene_dir": outputs.manifest.scene_dir,
-        "status": status.name(),
-        "error": error,
-        "integrator": sim.integrator.name(),
-        "dt": sim.dt,
-        "steps": world.steps(),
-        "steps_planned": outputs.plan.steps,
-        "time": world.time(),
-        "particles": world.state.len(),
-        "springs": world.segments().len(),
-        "frames": outputs.frames,
-        "last_frame": last_frame.map(|k| frame_name(k, outputs.plan.digits, "*")),
-        "frame_every": outputs.plan.frame_every,
-        "metrics_every": outputs.plan.metrics_every,
-        "bodies": bodies_json,
-        "max_strain": last.strain_max,
-        "final": last,
-    });
-    let text = serde_json::to_string_pretty(&summary).map_err(std::io::Error::other)? + "\n";
-    outputs.give_back_reserve();
-    outputs.dir.write_atomic(Sub::Root, "summary.json", text.as_bytes(), true)?;
-    outputs.manifest.status = status;
-    outputs.manifest.error = error.map(str::to_owned);
-    outputs.manifest.steps_done = world.steps();
-    outputs.manifest.frames_written = outputs.frames;
-    outputs.write_manifest(true)
+/// Does `job` with the progress bar and the signal handler, prints how it ended
+/// and returns it.
+pub fn run_in_terminal(job: Job<'_>, opts: &RunOptions, quiet: bool) -> Result<RunEnd, RunError> {
+    let mut terminal = Terminal::new(quiet);
+    let outcome = match job {
+        Job::Resume(dir) => wobble_io::run::resume(dir, opts.max_memory, &mut terminal),
+        Job::Run(scene) => wobble_io::run::run(scene, opts, &mut terminal),
+    };
+    terminal.bar.finish_and_clear();
+    let outcome = outcome?;
+    report(&outcome, quiet);
+    Ok(outcome.end)
 }
 
-/// Ends a run whose output could not be written: gives the reserve back to the
-/// disk, then records status `failed` in the summary and the manifest. Earlier
-/// files are untouched (every write goes to a temporary file first).
-fn fail(
-    outputs: &mut Outputs,
-    scene: &Scene,
-    world: &wobble::World,
-    bodies: &[wobble_scene::BuiltBody],
-    msg: &str,
-) -> RunEnd {
-    outputs.give_back_reserve();
-    eprintln!("error: {msg}");
-    if let Err(e) = write_summary(outputs, scene, world, bodies, Status::Failed, Some(msg)) {
-        eprintln!("error: cannot record the failure either: {e}");
-    } else {
-        eprintln!(
-            "the run stopped at step {}; the files written before are complete in {} (status `failed` in {MANIFEST_NAME})",
-            world.steps(),
-            outputs.dir.path().display()
-        );
+/// Prints how a run ended.
+fn report(o: &RunOutcome, quiet: bool) {
+    let dir = o.dir.display();
+    match o.end {
+        RunEnd::BlewUp => {
+            eprintln!("error: {}", o.error.as_deref().unwrap_or("the simulation blew up"));
+            eprintln!("outputs up to the failure are in {dir}");
+        }
+        RunEnd::Failed => eprintln!("error: {}", o.error.as_deref().unwrap_or("an output could not be written")),
+        RunEnd::Interrupted(_) => eprintln!(
+            "interrupted after step {} of {}; the outputs up to it and a checkpoint are in {dir}: continue with `wobble run --resume {dir}`",
+            o.steps_done, o.steps_planned
+        ),
+        RunEnd::Finished if !quiet => println!(
+            "{} steps ({:.3} s simulated) in {:.2} s: {:.0} steps/s; {} frames, metrics and summary in {dir}",
+            o.steps_done - o.first_step,
+            o.time,
+            o.wall_seconds,
+            o.steps_per_second,
+            o.frames
+        ),
+        RunEnd::Finished => {}
     }
-    RunEnd::Failed
 }
 
 /// The text of `wobble info`.
@@ -838,7 +171,7 @@ pub fn info_text(scene: &Scene, built: &Built) -> String {
         }
     );
     let plan = Plan::new(scene, &RunOptions::default());
-    let estimate = crate::memory::estimate(w, sim.integrator, plan.steps, plan.metrics_every, plan.frame_every > 0);
+    let estimate = wobble_io::run::estimate_memory(w, scene, &plan);
     let _ = writeln!(s, "memory       estimated peak of `wobble run`: {}", estimate.summary());
     let stab = w.stability();
     let (omega, particle) = stab.omega_max();

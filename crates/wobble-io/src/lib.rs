@@ -1,7 +1,8 @@
 //! What a wobble run leaves in its output folder: the folder itself (reached only
 //! through directory handles, never following a symbolic link), the manifest
 //! (`run.json`), frames (PLY, OBJ, legacy and XML VTK with a `.pvd` series index),
-//! the metrics CSV, checkpoints. The command-line tool, the Python bindings and
+//! the metrics CSV, checkpoints, and the life of a run that writes them ([`run`]:
+//! start, resume, interrupt, fail cleanly). The command-line tool, the Python bindings and
 //! library users write the same files through this crate.
 //!
 //! ```
@@ -20,8 +21,10 @@ pub mod checkpoint;
 pub mod dir;
 pub mod frames;
 pub mod manifest;
+pub mod memory;
 pub mod metrics;
 pub mod offsets;
+pub mod run;
 
 /// Peak resident memory of this process, MB (Linux `VmHWM`; `None` elsewhere).
 #[must_use]

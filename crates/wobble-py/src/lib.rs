@@ -10,10 +10,11 @@
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::Instant;
 
 use glam::DVec3;
-use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyOSError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyByteArray, PyBytes, PyFloat, PyInt, PyList, PyString, PyTuple};
 use wobble::World;
@@ -173,26 +174,76 @@ impl PyScene {
     /// core). Results are identical for any thread count.
     #[pyo3(signature = (threads = None))]
     fn build(&self, py: Python<'_>, threads: Option<usize>) -> PyResult<PyWorld> {
-        let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-        if threads == 0 {
-            return Err(PyValueError::new_err("threads must be at least 1"));
-        }
-        // A library in someone else's process must not pin threads to cores.
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .thread_name(|i| format!("wobble-{i}"))
-            .build()
-            .map_err(|e| PyRuntimeError::new_err(format!("cannot start {threads} threads: {e}")))?;
+        let pool = thread_pool(threads)?;
         let scene = &self.scene;
         let built = py.detach(|| pool.install(|| scene.build())).map_err(|e| scene_error(py, &e))?;
         let bodies = built.bodies.iter().map(|b| (b.name.clone(), b.particles.clone())).collect();
         let hash = wobble_io::manifest::fnv1a64(self.scene.source.text.as_bytes());
-        Ok(PyWorld { world: Mutex::new(built.world), bodies, pool, threads, scene_hash: hash })
+        Ok(PyWorld {
+            world: Mutex::new(built.world),
+            bodies,
+            threads: pool.current_num_threads(),
+            pool,
+            scene_hash: hash,
+        })
+    }
+
+    /// Runs the scene into the output folder `out` as `wobble run` does (the same
+    /// manifest, frames, metrics, checkpoints, summary and refusals), with the GIL
+    /// released, and returns a dict of how it ended. Ctrl-C stops it after a
+    /// complete step, writes a checkpoint and raises KeyboardInterrupt; the folder
+    /// then continues with `wobble.resume(out)`.
+    #[pyo3(signature = (out, *, steps = None, duration = None, frames = true, overwrite = false, max_memory = None, threads = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn run<'py>(
+        &self,
+        py: Python<'py>,
+        out: PathBuf,
+        steps: Option<u64>,
+        duration: Option<f64>,
+        frames: bool,
+        overwrite: bool,
+        max_memory: Option<u64>,
+        threads: Option<usize>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        if let Some(d) = duration
+            && !(d.is_finite() && d >= 0.0)
+        {
+            return Err(PyValueError::new_err(format!(
+                "duration {d} is invalid: give a simulated time in seconds, >= 0"
+            )));
+        }
+        let opts = wobble_io::run::RunOptions {
+            duration,
+            steps,
+            out: Some(out),
+            no_frames: !frames,
+            overwrite,
+            max_memory,
+            command_line: Some(vec!["python".into(), "wobble.Scene.run".into(), self.scene.source.name.clone()]),
+        };
+        let scene = &self.scene;
+        run_with_signals(py, threads, |observer| wobble_io::run::run(scene, &opts, observer))
     }
 
     fn __repr__(&self) -> String {
         format!("Scene({:?}, {} bodies)", self.scene.source.name, self.scene.bodies.len())
     }
+}
+
+/// A thread pool of `threads` (default: every core) for one world or run. A
+/// library in someone else's process must not pin threads to cores, nor take the
+/// global pool.
+fn thread_pool(threads: Option<usize>) -> PyResult<rayon::ThreadPool> {
+    let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    if threads == 0 {
+        return Err(PyValueError::new_err("threads must be at least 1"));
+    }
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .thread_name(|i| format!("wobble-{i}"))
+        .build()
+        .map_err(|e| PyRuntimeError::new_err(format!("cannot start {threads} threads: {e}")))
 }
 
 /// A simulated world.
@@ -465,6 +516,87 @@ impl PyWorld {
     }
 }
 
+/// Continues the run in `out` from its checkpoint, bit for bit as if it had
+/// never stopped, as `wobble run --resume` does; returns what `Scene.run` returns.
+#[pyfunction]
+#[pyo3(signature = (out, *, max_memory = None, threads = None))]
+fn resume(py: Python<'_>, out: PathBuf, max_memory: Option<u64>, threads: Option<usize>) -> PyResult<Bound<'_, PyAny>> {
+    run_with_signals(py, threads, |observer| wobble_io::run::resume(&out, max_memory, observer))
+}
+
+/// Asks a run to stop once the Python side has seen a signal.
+struct StopFlag<'a>(&'a AtomicI32);
+
+impl wobble_io::run::RunObserver for StopFlag<'_> {
+    fn stop_requested(&mut self) -> Option<i32> {
+        match self.0.load(Ordering::Relaxed) {
+            0 => None,
+            s => Some(s),
+        }
+    }
+}
+
+/// Does a run on a pool of `threads` on another thread while this one, holding
+/// the GIL only between waits, lets Python's signal handlers run every 20 ms: a
+/// KeyboardInterrupt (or any exception a handler raises) asks the run to stop
+/// after a complete step and is raised once the run has written its checkpoint
+/// and summary.
+fn run_with_signals<'py>(
+    py: Python<'py>,
+    threads: Option<usize>,
+    job: impl FnOnce(&mut StopFlag<'_>) -> Result<wobble_io::run::RunOutcome, wobble_io::run::RunError> + Send,
+) -> PyResult<Bound<'py, PyAny>> {
+    let pool = thread_pool(threads)?;
+    let stop = AtomicI32::new(0);
+    let caller = std::thread::current();
+    let (result, raised) = std::thread::scope(|s| {
+        let stop = &stop;
+        let worker = s.spawn(move || {
+            let r = pool.install(|| job(&mut StopFlag(stop)));
+            caller.unpark();
+            r
+        });
+        let mut raised: Option<PyErr> = None;
+        while !worker.is_finished() {
+            py.detach(|| std::thread::park_timeout(std::time::Duration::from_millis(20)));
+            if let Err(e) = py.check_signals() {
+                stop.store(2, Ordering::Relaxed);
+                raised.get_or_insert(e);
+            }
+        }
+        (worker.join(), raised)
+    });
+    let outcome = match result {
+        Ok(Ok(o)) => o,
+        Ok(Err(wobble_io::run::RunError::Scene(e))) => return Err(scene_error(py, &e)),
+        Ok(Err(e @ wobble_io::run::RunError::Refused(_))) => return Err(PyValueError::new_err(e.to_string())),
+        Ok(Err(e @ wobble_io::run::RunError::Io(_))) => return Err(PyOSError::new_err(e.to_string())),
+        Err(_) => return Err(PyRuntimeError::new_err("the run's thread panicked")),
+    };
+    if let Some(e) = raised {
+        return Err(e);
+    }
+    let end = match outcome.end {
+        wobble_io::run::RunEnd::Finished => "finished",
+        wobble_io::run::RunEnd::BlewUp => "blew-up",
+        wobble_io::run::RunEnd::Interrupted(_) => "interrupted",
+        wobble_io::run::RunEnd::Failed => "failed",
+    };
+    let json = serde_json::json!({
+        "status": end,
+        "dir": outcome.dir.display().to_string(),
+        "first_step": outcome.first_step,
+        "steps": outcome.steps_done,
+        "steps_planned": outcome.steps_planned,
+        "time": outcome.time,
+        "frames": outcome.frames,
+        "wall_seconds": outcome.wall_seconds,
+        "steps_per_second": outcome.steps_per_second,
+        "error": outcome.error,
+    });
+    py.import("json")?.call_method1("loads", (json.to_string(),))
+}
+
 /// The engine's version.
 #[pyfunction]
 fn version() -> &'static str {
@@ -478,5 +610,6 @@ fn _wobble(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("SceneError", m.py().get_type::<SceneError>())?;
     m.add("SimulationError", m.py().get_type::<SimulationError>())?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(resume, m)?)?;
     Ok(())
 }

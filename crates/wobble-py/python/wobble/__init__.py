@@ -17,13 +17,17 @@ checks and messages; a bad value raises ``wobble.SceneError`` naming the line an
 column. A world steps on a thread pool of its own (``scene.build(threads=...)``,
 default every core) and never pins threads to cores; results are identical for
 any thread count.
+
+``scene.run(out)`` does what ``wobble run`` does: the same output folder (manifest,
+frames, metrics, checkpoints, summary), the same refusals, Ctrl-C ending the run
+interrupted; ``wobble.resume(out)`` continues it bit for bit.
 """
 
-from ._wobble import Scene, SceneError, SimulationError, World, version
+from ._wobble import Scene, SceneError, SimulationError, World, resume, version
 
 __version__ = version()
 
-__all__ = ["Scene", "SceneError", "SimulationError", "World", "sweep", "version", "__version__"]
+__all__ = ["Scene", "SceneError", "SimulationError", "World", "resume", "sweep", "version", "__version__"]
 
 
 def sweep(scene, grid, metrics, client=None, **options):

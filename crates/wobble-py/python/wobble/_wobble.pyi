@@ -25,6 +25,11 @@ class SimulationError(RuntimeError):
 def version() -> str:
     """The engine's version."""
 
+def resume(out: _Path, *, max_memory: Optional[int] = None, threads: Optional[int] = None) -> Dict[str, Any]:
+    """Continues the run in ``out`` from its checkpoint, bit for bit, as
+    ``wobble run --resume``; returns what :meth:`Scene.run` returns. Raises
+    ValueError when the folder holds no run that can continue."""
+
 class Scene:
     """A scene file, read and checked; change values with :meth:`set`."""
 
@@ -56,6 +61,23 @@ class Scene:
         """Steps the scene asks for."""
     def build(self, threads: Optional[int] = None) -> World:
         """Builds the world on a thread pool of ``threads`` (default: every core; never pinned)."""
+    def run(
+        self,
+        out: _Path,
+        *,
+        steps: Optional[int] = None,
+        duration: Optional[float] = None,
+        frames: bool = True,
+        overwrite: bool = False,
+        max_memory: Optional[int] = None,
+        threads: Optional[int] = None,
+    ) -> Dict[str, Any]:
+        """Runs the scene into the folder ``out`` as ``wobble run`` does (manifest,
+        frames, metrics, checkpoints, summary; the same refusals, raised as
+        ValueError). Returns ``status`` (finished, blew-up, interrupted, failed),
+        ``dir``, ``first_step``, ``steps``, ``steps_planned``, ``time``, ``frames``,
+        ``wall_seconds``, ``steps_per_second`` and ``error``. Ctrl-C stops it after
+        a complete step, writes a checkpoint and raises KeyboardInterrupt."""
 
 class World:
     """A simulated world."""

@@ -2,7 +2,7 @@
 //! checked against.
 //!
 //! The estimate is a sum of parts, each a count the scene fixes times a cost per
-//! item measured on this code (`tests/memory.rs` checks the sum against the peak
+//! item measured on this code (the CLI's `tests/memory.rs` checks the sum against the peak
 //! resident memory of real runs, within 25 %):
 //!
 //! * the process itself: its resident memory when `main` started (code, libraries)
@@ -52,20 +52,10 @@ pub const FRAME_PARTICLE_BYTES: u64 = 48;
 pub const FRAME_TRIANGLE_BYTES: u64 = 16;
 
 static START_RSS: OnceLock<u64> = OnceLock::new();
-static RECORDED: OnceLock<u64> = OnceLock::new();
 
-/// Keeps the estimate of this process's run, for `timing.json`.
-pub fn record(bytes: u64) {
-    let _ = RECORDED.set(bytes);
-}
-
-/// The estimate recorded by [`record`], bytes.
-#[must_use]
-pub fn recorded() -> Option<u64> {
-    RECORDED.get().copied()
-}
-
-/// Records the resident memory at the start of `main`, the base of every estimate.
+/// Records the resident memory now (call it at the start of `main`), the base of
+/// every later estimate; without it the estimate takes the resident memory when
+/// it is made.
 pub fn mark_start() {
     let _ = START_RSS.set(resident().unwrap_or(0));
 }
