@@ -278,6 +278,22 @@ impl Scene {
         obj::parse(&text).map_err(|e| SceneError::new(&self.source, span, format!("mesh file `{shown}`: {e}")))
     }
 
+    /// A body's mesh file, welded with `weld` (file units) when given.
+    pub(crate) fn load_body_mesh(
+        &self,
+        spec: &BodySpec,
+        file: &str,
+        weld: Option<f64>,
+    ) -> Result<obj::ObjMesh, SceneError> {
+        let span = |key: &str| spec.key_spans.get(key).cloned().unwrap_or(spec.span.clone());
+        let mut mesh = self.load_mesh(file, span("file"))?;
+        if let Some(tolerance) = weld {
+            wobble::build::mesh_check::weld(&mut mesh, tolerance)
+                .map_err(|e| SceneError::new(&self.source, span("weld"), format!("body `{}`: {e}", spec.name)))?;
+        }
+        Ok(mesh)
+    }
+
     fn err(&self, span: Range<usize>, e: &BuildError) -> SceneError {
         SceneError::new(&self.source, span, e.to_string())
     }
@@ -285,12 +301,15 @@ impl Scene {
     fn build_body(&self, b: &mut WorldBuilder, spec: &BodySpec) -> Result<BuiltBody, SceneError> {
         // Point builder errors at the key they name, else at the body.
         let at = |e: BuildError| {
-            let span = match &e {
-                BuildError::Invalid { what, .. } => spec.key_spans.get(*what).cloned().unwrap_or(spec.span.clone()),
-                _ => spec.span.clone(),
+            let key = match &e {
+                BuildError::Invalid { what, .. } => Some(*what),
+                BuildError::Mesh { .. } => Some("file"),
+                BuildError::Thickness { .. } => Some("thickness"),
+                _ => None,
             };
+            let span = key.and_then(|k| spec.key_spans.get(k).cloned()).unwrap_or(spec.span.clone());
             let message = match &e {
-                BuildError::Invalid { .. } => e.to_string(),
+                BuildError::Invalid { .. } | BuildError::Mesh { .. } | BuildError::Thickness { .. } => e.to_string(),
                 _ => format!("body `{}`: {e}", spec.name),
             };
             SceneError::new(&self.source, span, message)
@@ -321,9 +340,8 @@ impl Scene {
                 ball.build(b, &spec.name).map_err(at)?;
                 Grid::None
             }
-            BodyShape::Mesh { file, scale, translate, mass, structural, radius } => {
-                let span = spec.key_spans.get("file").cloned().unwrap_or(spec.span.clone());
-                let mesh = self.load_mesh(file, span)?;
+            BodyShape::Mesh { file, scale, translate, mass, structural, radius, weld } => {
+                let mesh = self.load_body_mesh(spec, file, *weld)?;
                 let body = MeshBody {
                     mesh,
                     scale: *scale,

@@ -130,6 +130,11 @@ impl<'a, 'i> Table<'a, 'i> {
         }
     }
 
+    /// A positive, finite number at `key` if the key is there.
+    pub fn positive_opt(&self, key: &str, unit: &str) -> Result<Option<f64>, SceneError> {
+        if self.has(key) { self.positive(key, None, unit).map(Some) } else { Ok(None) }
+    }
+
     /// A finite number ≥ 0 at `key` (or `default`).
     pub fn non_negative(&self, key: &str, default: f64, unit: &str) -> Result<f64, SceneError> {
         let value = self.f64_or(key, default)?;

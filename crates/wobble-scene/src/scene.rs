@@ -468,6 +468,7 @@ fn read_body(t: &Table<'_, '_>) -> Result<BodySpec, SceneError> {
                 mass,
                 structural: springs[&SpringKind::Structural].unwrap_or(SpringParams::linear(1000.0, 1.0)),
                 radius,
+                weld: t.positive_opt("weld", "file units")?,
             }
         }
         "ball" => {

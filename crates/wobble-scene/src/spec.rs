@@ -211,6 +211,8 @@ pub enum BodyShape {
         structural: SpringParams,
         /// Collision radius, m.
         radius: f64,
+        /// Merge vertices closer than this (file units) before building.
+        weld: Option<f64>,
     },
     /// `type = "ball"`.
     Ball(Ball),
@@ -470,6 +472,8 @@ pub struct PressureMeshSpec {
     pub scale: f64,
     /// Translation, m.
     pub translate: DVec3,
+    /// Merge vertices closer than this (file units) before building.
+    pub weld: Option<f64>,
     /// 1 or 2.
     pub layers: u32,
     /// Inward offset of the inner layer, m (`None`: `twolayer::DEFAULT_THICKNESS_FRACTION`

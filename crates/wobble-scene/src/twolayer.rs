@@ -84,6 +84,7 @@ pub(crate) fn read(
                 file,
                 scale: t.positive("scale", Some(1.0), "")?,
                 translate: origin,
+                weld: t.positive_opt("weld", "file units")?,
                 layers,
                 thickness,
                 params,
@@ -211,8 +212,7 @@ pub(crate) fn build(
         BodyShape::Ring(r) => r.build(b, name).map_err(at)?,
         BodyShape::PressureSphere(s) => s.build(b, name).map_err(at)?,
         BodyShape::PressureMesh(m) => {
-            let span = spec.key_spans.get("file").cloned().unwrap_or(spec.span.clone());
-            let mesh = scene.load_mesh(&m.file, span)?;
+            let mesh = scene.load_body_mesh(spec, &m.file, m.weld)?;
             let thickness = (m.layers == 2).then(|| {
                 m.thickness.unwrap_or_else(|| {
                     let n = mesh.vertices.len().max(1) as f64;

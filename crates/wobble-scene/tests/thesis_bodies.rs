@@ -177,7 +177,7 @@ fn bad_thesis_body_keys_get_located_errors_with_advice() {
         "[[body]]\ntype = \"pressure-mesh\"\nfile = \"meshes/icosahedron.obj\"\nthickness = 5\n",
         4,
         13,
-        &["thickness", "folds the inner layer over"],
+        &["thickness", "folds the inner layer over", "a thickness of 0.", "m or less fits this mesh"],
     );
 }
 
@@ -190,6 +190,49 @@ fn an_open_obj_surface_is_refused_as_a_pressure_body() {
     let e = Scene::parse(Source::new("test.toml", text), dir.clone()).unwrap().build().unwrap_err();
     let shown = e.to_string();
     assert_eq!((e.line(), e.column()), (3, 8), "{shown}");
-    assert!(shown.contains("closed"), "{shown}");
+    assert!(shown.contains("the mesh is open") && shown.contains("close its holes"), "{shown}");
+
+    // A closed tetrahedron saved with split vertices (every face its own three):
+    // refused with the weld that closes it, built with it.
+    let corners = [[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]];
+    let mut split = String::new();
+    for (k, face) in [[0, 2, 1], [0, 1, 3], [0, 3, 2], [1, 2, 3]].iter().enumerate() {
+        for &i in face {
+            let [x, y, z] = corners[i];
+            split += &format!("v {x} {y} {z}\n");
+        }
+        split += &format!("f {} {} {}\n", 3 * k + 1, 3 * k + 2, 3 * k + 3);
+    }
+    std::fs::write(dir.join("split.obj"), &split).unwrap();
+    let text = "[[body]]\ntype = \"pressure-mesh\"\nfile = \"split.obj\"\nlayers = 1\n";
+    let e = Scene::parse(Source::new("test.toml", text), dir.clone()).unwrap().build().unwrap_err().to_string();
+    assert!(e.contains("the mesh is open") && e.contains("add `weld = "), "{e}");
+    let text = "[[body]]\ntype = \"pressure-mesh\"\nfile = \"split.obj\"\nlayers = 1\nweld = 1e-9\n";
+    let built = Scene::parse(Source::new("test.toml", text), dir.clone()).unwrap().build().unwrap();
+    assert_eq!(built.world.state.len(), 4);
+    let text = "[[body]]\ntype = \"pressure-mesh\"\nfile = \"split.obj\"\nlayers = 1\nweld = 5\n";
+    let e = Scene::parse(Source::new("test.toml", text), dir.clone()).unwrap().build().unwrap_err();
+    assert_eq!(e.line(), 5, "{e}");
+    assert!(e.to_string().contains("collapses every face"), "{e}");
+
+    // A fin on an edge of the tetrahedron: the edge is named by its OBJ vertices and
+    // the faces by their lines, and the error points at `file`.
+    let fin = "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\nf 1 3 2\nf 1 2 4\nf 1 4 3\nf 2 3 4\nv 1 1 1\nf 1 2 5\n";
+    std::fs::write(dir.join("fin.obj"), fin).unwrap();
+    for kind in ["pressure-mesh", "mesh"] {
+        let text = format!("[[body]]\ntype = \"{kind}\"\nfile = \"fin.obj\"\n");
+        let e = Scene::parse(Source::new("test.toml", text), dir.clone()).unwrap().build().unwrap_err();
+        let shown = e.to_string();
+        assert_eq!((e.line(), e.column()), (3, 8), "{shown}");
+        assert!(shown.contains("between vertices 1 and 2 borders 3 faces (on lines 5, 6, 10)"), "{shown}");
+    }
+    // Faces wound every which way are turned to one winding: the volume is positive
+    // and the same as the consistently wound file's.
+    let mixed = "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\nf 1 3 2\nf 1 4 2\nf 1 4 3\nf 2 4 3\n";
+    std::fs::write(dir.join("mixed.obj"), mixed).unwrap();
+    let text = "[[body]]\ntype = \"pressure-mesh\"\nfile = \"mixed.obj\"\nlayers = 1\n";
+    let w = Scene::parse(Source::new("test.toml", text), dir.clone()).unwrap().build().unwrap().world;
+    let v = w.topology.enclosed_volume(&w.topology.bodies[0], &w.state.x).unwrap();
+    assert!((v - 1.0 / 6.0).abs() < 1e-12, "volume {v}");
     let _ = std::fs::remove_dir_all(&dir);
 }

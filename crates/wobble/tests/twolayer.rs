@@ -157,7 +157,11 @@ fn obj_surface_becomes_a_two_layer_pressure_body_with_an_inward_offset() {
     }
     .build(&mut WorldBuilder::new(), "open")
     .unwrap_err();
-    assert!(err.to_string().contains("closed"), "{err}");
+    let msg = err.to_string();
+    assert!(
+        msg.contains("the mesh is open") && msg.contains("(face on line 5)") && msg.contains("3 such edges"),
+        "{msg}"
+    );
 }
 
 #[test]

@@ -1,10 +1,13 @@
 //! A body from a triangle mesh (an OBJ file): one particle per vertex, a structural
-//! spring per unique edge, the triangles as its surface. A mesh whose every edge is
-//! shared by exactly two triangles is closed; it is then wound outward (flipped if
-//! its signed volume is negative) and its enclosed volume is reported.
+//! spring per unique edge, the triangles as its surface. Faces are first turned to
+//! one consistent winding and a non-manifold edge is refused
+//! ([`super::mesh_check::orient`], naming OBJ vertices and lines). A mesh whose
+//! every edge is shared by exactly two triangles is closed; it is wound outward and
+//! its enclosed volume is reported.
 
 use glam::DVec3;
 
+use super::mesh_check;
 use super::obj::ObjMesh;
 use super::{BuildError, WorldBuilder, check, check_mass, check_spring, per_particle};
 use crate::force::{SpringKind, SpringParams};
@@ -46,13 +49,15 @@ impl MeshBody {
             u
         };
         check(used.iter().all(|&u| u), name, "mesh", "vertices", "every vertex must belong to a face")?;
-        let m = per_particle(self.mass, self.mesh.vertices.len());
-        for v in &self.mesh.vertices {
+        let mut mesh = self.mesh.clone();
+        mesh_check::orient(&mut mesh).map_err(|source| BuildError::Mesh { body: name.to_owned(), source })?;
+        let m = per_particle(self.mass, mesh.vertices.len());
+        for v in &mesh.vertices {
             b.add_particle(*v * self.scale + self.translate, DVec3::ZERO, m, self.radius);
         }
-        let (edge_list, uses) = edges(&self.mesh.triangles);
+        let (edge_list, uses) = edges(&mesh.triangles);
         let closed = uses.iter().all(|&u| u == 2);
-        let mut tris: Vec<[u32; 3]> = self.mesh.triangles.iter().map(|t| t.map(|i| i + first as u32)).collect();
+        let mut tris: Vec<[u32; 3]> = mesh.triangles.iter().map(|t| t.map(|i| i + first as u32)).collect();
         if closed && closed_surface_volume(&tris, &b.state.x) < 0.0 {
             for t in &mut tris {
                 t.swap(1, 2);

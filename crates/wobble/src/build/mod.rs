@@ -38,6 +38,7 @@ pub mod grid;
 pub mod jelly;
 pub mod lattice;
 pub mod mesh;
+pub mod mesh_check;
 pub mod mobile;
 pub mod obj;
 pub mod oriented;
@@ -76,6 +77,15 @@ pub enum BuildError {
     /// An OBJ file could not be read.
     #[error(transparent)]
     Obj(#[from] obj::ObjError),
+    /// A mesh file's surface cannot make the body (open, non-manifold, not
+    /// orientable).
+    #[error("body `{body}`: {source}")]
+    Mesh {
+        /// The body being built.
+        body: String,
+        /// What is wrong, with OBJ vertex numbers and lines.
+        source: mesh_check::MeshError,
+    },
     /// A membrane is malformed.
     #[error("body `{body}`: {source}")]
     Membrane {
@@ -83,6 +93,19 @@ pub enum BuildError {
         body: String,
         /// What is wrong.
         source: crate::force::triangle_stvk::MembraneError,
+    },
+    /// A two-layer body's inner offset folds its inner layer over.
+    #[error(
+        "body `{body}`: `thickness` = {thickness} m folds the inner layer over (the offset crosses itself or the centre); {}",
+        if *fits > 0.0 { format!("a thickness of {fits} m or less fits this mesh at this scale") } else { "no inward offset fits this mesh: use one layer".to_owned() }
+    )]
+    Thickness {
+        /// The body being built.
+        body: String,
+        /// The thickness asked for, m.
+        thickness: f64,
+        /// The largest thickness found to fit, m (0: none).
+        fits: f64,
     },
     /// The time step is not positive.
     #[error("time step dt = {0} s is invalid: it must be positive and finite")]

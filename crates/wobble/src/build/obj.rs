@@ -11,6 +11,13 @@ pub struct ObjMesh {
     pub vertices: Vec<DVec3>,
     /// Triangles as zero-based vertex indices, in file winding.
     pub triangles: Vec<[u32; 3]>,
+    /// The OBJ line of each triangle's face (a polygon's fan shares its line), for
+    /// messages.
+    pub face_lines: Vec<usize>,
+    /// The 1-based OBJ number of each vertex, for messages; empty while vertices are
+    /// numbered as in the file (vertex i is OBJ vertex i + 1), filled by
+    /// [`super::mesh_check::weld`] when it drops some.
+    pub vertex_numbers: Vec<usize>,
 }
 
 /// A malformed OBJ file.
@@ -103,6 +110,7 @@ pub fn parse(text: &str) -> Result<ObjMesh, ObjError> {
                         return Err(ObjError { line, column: keyword_column, message: "face repeats a vertex".into() });
                     }
                     mesh.triangles.push(t);
+                    mesh.face_lines.push(line);
                 }
             }
             "vt" | "vn" | "vp" | "o" | "g" | "s" | "usemtl" | "mtllib" | "l" => {}

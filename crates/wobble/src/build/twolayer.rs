@@ -67,6 +67,7 @@ use std::ops::Range;
 
 use glam::DVec3;
 
+use super::mesh_check;
 use super::obj::ObjMesh;
 use super::sphere::SphereMesh;
 use super::{BuildError, WorldBuilder, check, check_count, check_mass, check_spring};
@@ -434,6 +435,42 @@ pub fn vertex_normals(x: &[DVec3], tris: &[[u32; 3]]) -> Vec<DVec3> {
     n.iter().map(|v| v.normalize_or_zero()).collect()
 }
 
+/// Whether moving `outer` inward along `normals` by `d` folds the inner layer:
+/// an inner face turns against its outer face, or the layer passes the centre
+/// (then it is inside out without any face turning, and its volume is negative or
+/// above the outer one's).
+fn offset_folds(outer: &[DVec3], normals: &[DVec3], tris: &[[u32; 3]], d: f64) -> bool {
+    let inner: Vec<DVec3> = outer.iter().zip(normals).map(|(x, n)| *x - *n * d).collect();
+    let folded = tris.iter().any(|t| {
+        let [a, b, c] = t.map(|i| outer[i as usize]);
+        let [p, q, r] = t.map(|i| inner[i as usize]);
+        (b - a).cross(c - a).dot((q - p).cross(r - p)) <= 0.0
+    });
+    let surface = ClosedSurface::Triangles(tris.to_vec());
+    let (v_inner, v_outer) = (surface.measure(&Vec3s::from_vecs(&inner)), surface.measure(&Vec3s::from_vecs(outer)));
+    folded || !(v_inner > 0.0 && v_inner < v_outer)
+}
+
+/// The largest inward offset below `too_thick` that does not fold the inner
+/// layer (bisection to 1 %), rounded down to two significant digits, for the
+/// message that suggests it; 0 when even a tiny offset folds.
+fn largest_fitting_offset(outer: &[DVec3], normals: &[DVec3], tris: &[[u32; 3]], too_thick: f64) -> f64 {
+    let (mut lo, mut hi) = (0.0, too_thick);
+    while hi - lo > 0.01 * hi && hi > 1e-12 {
+        let mid = 0.5 * (lo + hi);
+        if offset_folds(outer, normals, tris, mid) {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    if lo <= 0.0 {
+        return 0.0;
+    }
+    let unit = 10f64.powf(lo.log10().floor() - 1.0);
+    (lo / unit).floor() * unit
+}
+
 impl PressureMesh {
     /// Adds the mesh as body `name` (type `pressure-mesh`).
     pub fn build(&self, b: &mut WorldBuilder, name: &str) -> Result<TwoLayerHandle, BuildError> {
@@ -448,17 +485,16 @@ impl PressureMesh {
             u
         };
         check(used.iter().all(|&u| u), name, "file", "vertices", "every vertex must belong to a face")?;
-        let outer: Vec<DVec3> = self.mesh.vertices.iter().map(|v| *v * self.scale + self.translate).collect();
-        let mut tris = self.mesh.triangles.clone();
+        // One consistent winding, outward; no non-manifold edge; closed.
+        let mut mesh = self.mesh.clone();
+        let mesh_error = |source| BuildError::Mesh { body: name.to_owned(), source };
+        mesh_check::orient(&mut mesh).map_err(mesh_error)?;
+        mesh_check::require_closed(&mesh).map_err(mesh_error)?;
+        let outer: Vec<DVec3> = mesh.vertices.iter().map(|v| *v * self.scale + self.translate).collect();
+        let mut tris = mesh.triangles;
         let surface = ClosedSurface::Triangles(tris.clone());
-        surface.check_closed().map_err(|e| BuildError::Invalid {
-            body: name.to_owned(),
-            what: "file",
-            value: e.to_string(),
-            why: "a pressure mesh must be closed and consistently wound",
-        })?;
-        let xs = Vec3s::from_vecs(&outer);
-        if surface.measure(&xs) < 0.0 {
+        if surface.measure(&Vec3s::from_vecs(&outer)) < 0.0 {
+            // Several closed components, the larger one inside out.
             for t in &mut tris {
                 t.swap(1, 2);
             }
@@ -468,27 +504,14 @@ impl PressureMesh {
             Some(d) => {
                 check(d.is_finite() && d > 0.0, name, "thickness", d, "must be positive (m)")?;
                 let normals = vertex_normals(&outer, &tris);
-                let inner: Vec<DVec3> = outer.iter().zip(&normals).map(|(x, n)| *x - *n * d).collect();
-                // Too thick an offset folds the inner layer over: every inner face
-                // must keep the orientation of its outer face.
-                let folded = tris.iter().any(|t| {
-                    let [a, b, c] = t.map(|i| outer[i as usize]);
-                    let [p, q, r] = t.map(|i| inner[i as usize]);
-                    (b - a).cross(c - a).dot((q - p).cross(r - p)) <= 0.0
-                });
-                // An offset beyond the centre turns the layer inside out without
-                // turning its faces: its volume then comes out negative.
-                let v_inner = ClosedSurface::Triangles(tris.clone()).measure(&Vec3s::from_vecs(&inner));
-                let v_outer = ClosedSurface::Triangles(tris.clone()).measure(&Vec3s::from_vecs(&outer));
-                let inverted = !(v_inner > 0.0 && v_inner < v_outer);
-                check(
-                    !folded && !inverted,
-                    name,
-                    "thickness",
-                    d,
-                    "folds the inner layer over; use a smaller thickness",
-                )?;
-                Some(inner)
+                if offset_folds(&outer, &normals, &tris, d) {
+                    return Err(BuildError::Thickness {
+                        body: name.to_owned(),
+                        thickness: d,
+                        fits: largest_fitting_offset(&outer, &normals, &tris, d),
+                    });
+                }
+                Some(outer.iter().zip(&normals).map(|(x, n)| *x - *n * d).collect())
             }
         };
         let layers = Layers { outer, inner, surface: ClosedSurface::Triangles(tris) };
