@@ -154,6 +154,23 @@ pub fn info_text(scene: &Scene, built: &Built) -> String {
             b.particles.len(),
             b.triangles.len()
         );
+        if let Some(m) = built.bodies.iter().find(|x| x.name == b.name).and_then(|x| x.material) {
+            let _ = writeln!(
+                s,
+                "    material: {:.4} kg, over-pressure {:.4e} Pa, membrane {:.4e} N/m ({:.4e} N s/m){}, membrane pre-strain {:.2} %, radius of equal volume {:.4} m",
+                m.mass,
+                m.over_pressure,
+                m.membrane_stiffness,
+                m.membrane_damping,
+                if b.particles.len() == b.triangles.len() / 2 + 2 {
+                    String::new()
+                } else {
+                    format!(", lining {:.4e} Pa ({:.4e} Pa s)", m.layer_stiffness, m.layer_damping)
+                },
+                100.0 * m.prestrain,
+                m.radius
+            );
+        }
     }
     for t in &w.forces {
         for (label, n) in t.counts() {
@@ -173,6 +190,9 @@ pub fn info_text(scene: &Scene, built: &Built) -> String {
     let plan = Plan::new(scene, &RunOptions::default());
     let estimate = wobble_io::run::estimate_memory(w, scene, &plan);
     let _ = writeln!(s, "memory       estimated peak of `wobble run`: {}", estimate.summary());
+    for warning in &w.warnings {
+        let _ = writeln!(s, "warning      {warning}");
+    }
     let stab = w.stability();
     let (omega, particle) = stab.omega_max();
     let _ = writeln!(s, "stiffness    highest angular frequency bound ω = {omega:.4e} rad/s (particle {particle})");

@@ -29,6 +29,7 @@ pub mod generalized_jelly_cube;
 pub mod generalized_mobile;
 pub mod generalized_twisted_bar;
 pub mod integrator_convergence;
+pub mod mesh_shape;
 pub mod sphere_volume;
 pub mod terzopoulos_integrity;
 pub mod terzopoulos_semi_implicit;
@@ -135,6 +136,7 @@ pub fn registry() -> Vec<Experiment> {
         twolayer_inertia::EXPERIMENT,
         twolayer_integrators::EXPERIMENT,
         sphere_volume::EXPERIMENT,
+        mesh_shape::EXPERIMENT,
         cubic_force_curves::EXPERIMENT,
         cubic_stretch_sweep::EXPERIMENT,
         cubic_jacobian_damping::EXPERIMENT,

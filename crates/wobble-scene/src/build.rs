@@ -28,6 +28,8 @@ pub struct BuiltBody {
     /// Inner-layer particles of a two-layer body (empty otherwise): colliders skip
     /// them (004 §4.6).
     pub inner: Range<usize>,
+    /// The values a pressure body built from material values resolved to.
+    pub material: Option<wobble::build::twolayer::ResolvedMaterial>,
 }
 
 /// The grid layout of a body, for `grid` selections and named edges.
@@ -204,6 +206,7 @@ impl Scene {
             world.scripts.push(ScriptedDrag::new(d.start, d.end, pick, d.target, d.ramp, params));
         }
         self.check_frequencies(&world, &bodies)?;
+        world.warnings.extend(shape_warnings(&world, &bodies, sim.gravity));
         Ok(Built { world, bodies })
     }
 
@@ -315,7 +318,7 @@ impl Scene {
             SceneError::new(&self.source, span, message)
         };
         let first = b.particle_count();
-        let mut inner = first..first;
+        let (mut inner, mut material) = (first..first, None);
         let grid = match &spec.shape {
             BodyShape::Chain(c) => {
                 c.build(b, &spec.name).map_err(at)?;
@@ -325,7 +328,7 @@ impl Scene {
             BodyShape::Lattice(l) => Grid::Lattice(l.build(b, &spec.name).map_err(at)?),
             BodyShape::Grid(grid) => Grid::Elastic(grid.build(b, &spec.name).map_err(at)?),
             BodyShape::Pair(_) | BodyShape::Ring(_) | BodyShape::PressureSphere(_) | BodyShape::PressureMesh(_) => {
-                inner = crate::twolayer::build(self, b, spec, &at)?;
+                (inner, material) = crate::twolayer::build(self, b, spec, &at)?;
                 Grid::None
             }
             BodyShape::Oriented(o) => {
@@ -354,7 +357,7 @@ impl Scene {
                 Grid::None
             }
         };
-        Ok(BuiltBody { name: spec.name.clone(), particles: first..b.particle_count(), grid, inner })
+        Ok(BuiltBody { name: spec.name.clone(), particles: first..b.particle_count(), grid, inner, material })
     }
 
     /// The particles `sel` picks out of `body`.
@@ -438,4 +441,44 @@ impl Scene {
         out.dedup();
         Ok(out)
     }
+}
+
+/// Warnings for one-layer pressure bodies whose gas cannot carry their weight:
+/// the gas's over-pressure p = nRT / V pushing on the cross-section π R² of the
+/// sphere of the body's volume, against the body's weight m |g|. Two-layer bodies
+/// are held by their lining as well and get no warning.
+fn shape_warnings(world: &World, bodies: &[BuiltBody], gravity: glam::DVec3) -> Vec<String> {
+    let g = gravity.length();
+    let mut out = Vec::new();
+    if g == 0.0 {
+        return out;
+    }
+    for body in bodies.iter().filter(|b| b.inner.is_empty()) {
+        let name = format!("pressure-{}", body.name);
+        let Some(term) = world.forces.iter().find(|f| f.name() == name) else { continue };
+        let Some(nrt) = term.parameters().iter().find(|p| p.key == "outer").map(|p| p.value) else { continue };
+        let Some(topo) = world.topology.bodies.iter().find(|b| b.name == body.name) else { continue };
+        let Some(volume) = world.topology.enclosed_volume(topo, &world.state.x).filter(|v| *v > 0.0) else {
+            continue;
+        };
+        let radius = (3.0 * volume / (4.0 * std::f64::consts::PI)).cbrt();
+        let support = nrt / volume * std::f64::consts::PI * radius * radius;
+        let mass: f64 = body.particles.clone().map(|i| world.particles.mass[i]).sum();
+        let weight = mass * g;
+        if support < weight {
+            let needed = weight / (std::f64::consts::PI * radius * radius);
+            let fix = if body.material.is_some() {
+                format!("raise `over_pressure` to at least {needed:.3e} Pa")
+            } else {
+                format!("raise `pressure` (nRT) to at least {:.3e} J", needed * volume)
+            };
+            out.push(format!(
+                "body `{}` has one layer and rests on its gas alone, which pushes with {:.3e} Pa on its cross-section \
+                 ({support:.3e} N), less than its weight ({weight:.3e} N): expect it to flatten; {fix}, or give it two layers",
+                body.name,
+                nrt / volume
+            ));
+        }
+    }
+    out
 }

@@ -10,7 +10,9 @@ use glam::DVec3;
 use wobble::build::pair::Pair;
 use wobble::build::ring::Ring;
 use wobble::build::sphere::SphereMesh;
-use wobble::build::twolayer::{DEFAULT_INNER_RATIO, PressureMesh, PressureSphere, TwoLayerParams};
+use wobble::build::twolayer::{
+    DEFAULT_INNER_RATIO, Material, PressureMesh, PressureSphere, ResolvedMaterial, TwoLayerParams,
+};
 use wobble::build::{BuildError, WorldBuilder};
 use wobble::constraint::containment::DEFAULT_MARGIN_FRACTION;
 use wobble::force::{SpringKind, SpringParams};
@@ -36,7 +38,7 @@ pub(crate) fn read(
     origin: DVec3,
     particle_radius: f64,
 ) -> Result<BodyShape, SceneError> {
-    if t.has("mass") {
+    if t.has("mass") && matches!(kind, "pair" | "ring") {
         return Err(t
             .error(t.span_of("mass"), format!("a `{kind}` body sets masses per particle, not a total `mass`"))
             .with_help(if kind == "pair" {
@@ -55,7 +57,7 @@ pub(crate) fn read(
             return Err(t.error(t.span_of("layers"), format!("`layers` = {n} must be 1 or 2")));
         }
     };
-    let params = read_params(t, layers, particle_radius)?;
+    let params = read_params(t, kind, layers, particle_radius)?;
     match kind {
         "ring" | "pressure-sphere" => {
             let center = t.vec3_or("center", origin)?;
@@ -147,10 +149,83 @@ fn read_sphere_mesh(t: &Table<'_, '_>, default: SphereMesh) -> Result<SphereMesh
     }
 }
 
+/// Keys of a body built from material values (`TwoLayerParams::material`).
+const MATERIAL_KEYS: [&str; 7] =
+    ["mass", "density", "over_pressure", "membrane_stiffness", "membrane_damping", "layer_stiffness", "layer_damping"];
+/// Keys of a body built from the thesis's per-particle values.
+const PER_PARTICLE_KEYS: [&str; 6] =
+    ["particle_mass", "inner_particle_mass", "inner_bottom_mass", "pressure", "springs", "normalise"];
+
+/// The material values of a body that has them: a `pressure-mesh` by default, a
+/// `pressure-sphere` when it sets one; never mixed with per-particle values.
+fn read_material(t: &Table<'_, '_>, kind: &str, layers: u32) -> Result<Option<Material>, SceneError> {
+    let given = MATERIAL_KEYS.iter().find(|k| t.has(k));
+    let per_particle = PER_PARTICLE_KEYS.iter().find(|k| t.has(k));
+    let material = match (given, per_particle) {
+        (Some(m), Some(p)) => {
+            return Err(t
+                .error(
+                    t.span_of(p),
+                    format!(
+                        "`{p}` is a per-particle value (the thesis's), but `{m}` builds this body from material values"
+                    ),
+                )
+                .with_help(
+                    "use either per-particle values (particle_mass, springs, pressure) or material values \
+                     (mass or density, membrane_stiffness, layer_stiffness, over_pressure, dampings)",
+                ));
+        }
+        (Some(_), None) => true,
+        (None, Some(_)) => false,
+        (None, None) => kind == "pressure-mesh",
+    };
+    if !material {
+        return Ok(None);
+    }
+    if t.has("mass") && t.has("density") {
+        return Err(t
+            .error(t.span_of("density"), "give `mass` or `density`, not both")
+            .with_help("mass is the body's total, kg; density fills its enclosed volume, kg/m³"));
+    }
+    if layers == 1 {
+        for key in ["layer_stiffness", "layer_damping"] {
+            if t.has(key) {
+                return Err(t
+                    .error(t.span_of(key), format!("`{key}` sets the lining between two layers, but `layers` = 1"))
+                    .with_help(format!("remove `{key}`, or set `layers = 2`")));
+            }
+        }
+    }
+    let opt = |key: &str, unit: &str| t.positive_opt(key, unit);
+    let non_negative = |key: &str, unit: &str| -> Result<Option<f64>, SceneError> {
+        if t.has(key) { t.non_negative(key, 0.0, unit).map(Some) } else { Ok(None) }
+    };
+    Ok(Some(Material {
+        mass: opt("mass", "kg")?,
+        density: opt("density", "kg/m³")?,
+        over_pressure: non_negative("over_pressure", "Pa")?,
+        membrane_stiffness: opt("membrane_stiffness", "N/m")?,
+        membrane_damping: non_negative("membrane_damping", "N s/m")?,
+        layer_stiffness: opt("layer_stiffness", "Pa")?,
+        layer_damping: non_negative("layer_damping", "Pa s")?,
+    }))
+}
+
 /// Masses, springs, gas and containment of a layered body.
-fn read_params(t: &Table<'_, '_>, layers: u32, particle_radius: f64) -> Result<TwoLayerParams, SceneError> {
+fn read_params(t: &Table<'_, '_>, kind: &str, layers: u32, particle_radius: f64) -> Result<TwoLayerParams, SceneError> {
     let d = TwoLayerParams::default();
     let two = layers == 2;
+    if kind == "ring"
+        && let Some(key) = MATERIAL_KEYS.iter().find(|k| t.has(k))
+    {
+        return Err(t
+            .error(
+                t.span_of(key),
+                format!("`{key}` is a material value; a ring takes the thesis's per-particle values"),
+            )
+            .with_help("use particle_mass, springs and pressure"));
+    }
+    let material = read_material(t, kind, layers)?;
     for key in ["inner_particle_mass", "inner_bottom_mass", "inner_pressure"] {
         if !two && t.has(key) {
             return Err(t
@@ -192,22 +267,24 @@ fn read_params(t: &Table<'_, '_>, layers: u32, particle_radius: f64) -> Result<T
         normalise: t.bool("normalise")?.unwrap_or(d.normalise),
         containment,
         particle_radius,
+        material,
     })
 }
 
-/// Builds one of these bodies; returns its inner particles (empty for one layer).
+/// Builds one of these bodies; returns its inner particles (empty for one layer)
+/// and the material values it was built from, if any.
 pub(crate) fn build(
     scene: &Scene,
     b: &mut WorldBuilder,
     spec: &BodySpec,
     at: &dyn Fn(BuildError) -> SceneError,
-) -> Result<Range<usize>, SceneError> {
+) -> Result<(Range<usize>, Option<ResolvedMaterial>), SceneError> {
     let name = &spec.name;
     let first = b.particle_count();
     let handle = match &spec.shape {
         BodyShape::Pair(p) => {
             p.build(b, name).map_err(at)?;
-            return Ok(first..first);
+            return Ok((first..first, None));
         }
         BodyShape::Ring(r) => r.build(b, name).map_err(at)?,
         BodyShape::PressureSphere(s) => s.build(b, name).map_err(at)?,
@@ -221,11 +298,18 @@ pub(crate) fn build(
                     DEFAULT_THICKNESS_FRACTION * mean * m.scale
                 })
             });
-            PressureMesh { mesh, scale: m.scale, translate: m.translate, thickness, params: m.params }
-                .build(b, name)
-                .map_err(at)?
+            PressureMesh {
+                mesh,
+                scale: m.scale,
+                translate: m.translate,
+                thickness,
+                fit_thickness: m.thickness.is_none(),
+                params: m.params,
+            }
+            .build(b, name)
+            .map_err(at)?
         }
         _ => unreachable!("only the thesis's body types are built here"),
     };
-    Ok(handle.inner)
+    Ok((handle.inner, handle.material))
 }

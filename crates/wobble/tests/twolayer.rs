@@ -135,6 +135,7 @@ fn obj_surface_becomes_a_two_layer_pressure_body_with_an_inward_offset() {
         scale: 1.0,
         translate: DVec3::ZERO,
         thickness: Some(0.2 * r0),
+        fit_thickness: false,
         params: TwoLayerParams::default(),
     }
     .build(&mut b, "ico")
@@ -153,6 +154,7 @@ fn obj_surface_becomes_a_two_layer_pressure_body_with_an_inward_offset() {
         scale: 1.0,
         translate: DVec3::ZERO,
         thickness: None,
+        fit_thickness: false,
         params: TwoLayerParams::default(),
     }
     .build(&mut WorldBuilder::new(), "open")
@@ -517,4 +519,72 @@ fn two_layer_runs_are_bit_identical_for_any_thread_count() {
             .all(|(a, b)| a.to_bits() == b.to_bits());
         assert!(same, "{threads} threads differ from one thread");
     }
+}
+
+#[test]
+fn material_values_give_the_octahedrons_masses_springs_and_gas_in_closed_form() {
+    // A level-0 uniform sphere is the octahedron: 6 vertices, 12 edges of length
+    // a = √2 R, 8 equilateral faces of area √3/4 a², volume 4/3 R³. With material
+    // values every vertex carries M/6, every edge spring k = E_s (A₁ + A₂)/a² =
+    // (√3/2) E_s with damping (√3/2) η, rest length a (1 − ε₀) with ε₀ = σ₀/(1.5 E_s)
+    // and σ₀ = p R_v/2 (R_v the radius of the sphere of equal volume), and the gas
+    // nRT = p V.
+    use wobble::build::twolayer::Material;
+    let (r, mass, p, e_s, eta) = (0.1, 0.3, 400.0, 900.0, 2.0);
+    let material = Material {
+        mass: Some(mass),
+        over_pressure: Some(p),
+        membrane_stiffness: Some(e_s),
+        membrane_damping: Some(eta),
+        ..Material::default()
+    };
+    let mut b = WorldBuilder::new();
+    let h = PressureSphere {
+        center: DVec3::ZERO,
+        radius: r,
+        inner_radius: None,
+        mesh: SphereMesh::Uniform { level: 0 },
+        params: TwoLayerParams { material: Some(material), ..TwoLayerParams::default() },
+    }
+    .build(&mut b, "octahedron")
+    .unwrap();
+    let resolved = h.material.expect("built from material values");
+    let volume = 4.0 / 3.0 * r * r * r;
+    let r_v = (volume * 3.0 / (4.0 * std::f64::consts::PI)).cbrt();
+    let eps0 = p * r_v / 2.0 / (1.5 * e_s);
+    assert_close!(resolved.volume, volume, 1e-15);
+    assert_close!(resolved.radius, r_v, 1e-15);
+    assert_close!(resolved.prestrain, eps0, 1e-15);
+    for i in h.outer.clone() {
+        assert_close!(b.particles.mass[i], mass / 6.0, 1e-15);
+    }
+    let a = 2f64.sqrt() * r;
+    let springs: Vec<_> = b.springs.iter().collect();
+    assert_eq!(springs.len(), 12);
+    for (_, _, rest, s, kind) in springs {
+        assert_eq!(kind, SpringKind::Structural);
+        assert_close!(s.stiffness, 3f64.sqrt() / 2.0 * e_s, 1e-12);
+        assert_close!(s.damping, 3f64.sqrt() / 2.0 * eta, 1e-12);
+        assert_close!(rest, a * (1.0 - eps0), 1e-15);
+    }
+    let gas = b.forces.iter().find(|f| f.name() == "pressure-octahedron").unwrap();
+    let nrt = gas.parameters().iter().find(|q| q.key == "outer").unwrap().value;
+    assert_close!(nrt, p * volume, 1e-15);
+    // Defaults: density 100 kg/m³, over-pressure ten times the weight over π R_v²,
+    // membrane for a 1 % pre-strain.
+    let mut b = WorldBuilder::new();
+    let h = PressureSphere {
+        center: DVec3::ZERO,
+        radius: r,
+        inner_radius: None,
+        mesh: SphereMesh::Uniform { level: 0 },
+        params: TwoLayerParams { material: Some(Material::default()), ..TwoLayerParams::default() },
+    }
+    .build(&mut b, "octahedron")
+    .unwrap();
+    let d = h.material.unwrap();
+    assert_close!(d.mass, 100.0 * volume, 1e-15);
+    assert_close!(d.over_pressure, 10.0 * d.mass * 9.81 / (std::f64::consts::PI * r_v * r_v), 1e-12);
+    assert_close!(d.prestrain, 0.01, 1e-12);
+    assert_close!(d.layer_stiffness, d.over_pressure / 0.02, 1e-12);
 }

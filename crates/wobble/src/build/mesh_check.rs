@@ -150,9 +150,9 @@ pub fn weld(mesh: &mut ObjMesh, tolerance: f64) -> Result<WeldReport, MeshError>
             new_index[i as usize] = 0;
         }
     }
-    for i in 0..n {
-        if new_index[i] == 0 {
-            new_index[i] = vertices.len() as u32;
+    for (i, slot) in new_index.iter_mut().enumerate() {
+        if *slot == 0 {
+            *slot = vertices.len() as u32;
             vertices.push(mesh.vertices[i]);
             numbers.push(obj_number(mesh, i as u32));
         }

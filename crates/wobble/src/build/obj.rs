@@ -20,6 +20,32 @@ pub struct ObjMesh {
     pub vertex_numbers: Vec<usize>,
 }
 
+impl ObjMesh {
+    /// Each triangle split into four at its edges' midpoints (one new vertex per
+    /// edge, shared by the triangles on both sides): the same surface with four
+    /// times the triangles, for resolution studies. Face lines are kept; new
+    /// vertices have no OBJ number of their own and are named after the file's
+    /// count.
+    #[must_use]
+    pub fn subdivided(&self) -> ObjMesh {
+        let mut vertices = self.vertices.clone();
+        let mut midpoint: std::collections::HashMap<(u32, u32), u32> = std::collections::HashMap::new();
+        let mut mid = |a: u32, b: u32, vertices: &mut Vec<DVec3>| {
+            *midpoint.entry((a.min(b), a.max(b))).or_insert_with(|| {
+                vertices.push(0.5 * (vertices[a as usize] + vertices[b as usize]));
+                (vertices.len() - 1) as u32
+            })
+        };
+        let (mut triangles, mut face_lines) = (Vec::new(), Vec::new());
+        for (k, &[a, b, c]) in self.triangles.iter().enumerate() {
+            let (ab, bc, ca) = (mid(a, b, &mut vertices), mid(b, c, &mut vertices), mid(c, a, &mut vertices));
+            triangles.extend([[a, ab, ca], [ab, b, bc], [ca, bc, c], [ab, bc, ca]]);
+            face_lines.extend([self.face_lines.get(k).copied().unwrap_or(0); 4]);
+        }
+        ObjMesh { vertices, triangles, face_lines, vertex_numbers: Vec::new() }
+    }
+}
+
 /// A malformed OBJ file.
 #[derive(Debug, thiserror::Error, PartialEq, Eq, Clone)]
 #[error("OBJ line {line}, column {column}: {message}")]

@@ -125,6 +125,78 @@ pub struct TwoLayerParams {
     pub containment: Option<f64>,
     /// Collision radius of every particle, m (default 0).
     pub particle_radius: f64,
+    /// Material values instead of per-particle ones (module docs, "Materials"):
+    /// when set, masses, springs and gas come from it and the per-particle fields
+    /// above (masses, spring stiffness and damping, `pressure`) are not used.
+    pub material: Option<Material>,
+}
+
+/// Resolution-independent materials of a body with a triangle surface; every
+/// field left `None` takes the default the module docs derive ("Materials").
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Material {
+    /// Total mass, kg (default: `density` × enclosed volume).
+    pub mass: Option<f64>,
+    /// Density of the enclosed volume, kg/m³, when `mass` is not given (default
+    /// [`DEFAULT_DENSITY`]).
+    pub density: Option<f64>,
+    /// Gas over-pressure at the built shape, Pa.
+    pub over_pressure: Option<f64>,
+    /// Membrane stiffness of each layer (Young's modulus × skin thickness), N/m.
+    pub membrane_stiffness: Option<f64>,
+    /// Membrane viscosity, N s/m.
+    pub membrane_damping: Option<f64>,
+    /// Young's modulus of the lining between the layers, Pa.
+    pub layer_stiffness: Option<f64>,
+    /// Viscosity of the lining, Pa s.
+    pub layer_damping: Option<f64>,
+}
+
+/// Density of a body built from material values when neither mass nor density is
+/// given, kg/m³: a soft foam toy.
+pub const DEFAULT_DENSITY: f64 = 100.0;
+/// Default over-pressure as a multiple of the weight over the body's cross-section
+/// π R² (R the radius of the sphere of equal volume, weight at standard gravity
+/// 9.81 m/s²): the gas then carries the weight on a contact patch a tenth of the
+/// cross-section.
+pub const DEFAULT_SUPPORT: f64 = 10.0;
+/// Default pre-strain of the outer membrane at the built shape: the membrane
+/// stiffness is chosen so that the tension σ₀ = p R / 2 that holds the gas
+/// stretches it by this much.
+pub const DEFAULT_PRESTRAIN: f64 = 0.01;
+/// Default strain of the lining under the over-pressure: layer stiffness = p / it.
+pub const DEFAULT_LINING_STRAIN: f64 = 0.02;
+/// Default relaxation time of membrane and lining, s: damping = stiffness × it
+/// (a Kelvin–Voigt material; modes faster than 1/τ are overdamped).
+pub const DEFAULT_RELAXATION_TIME: f64 = 1e-3;
+/// Largest pre-strain accepted when a membrane stiffness is given.
+const MAX_PRESTRAIN: f64 = 0.5;
+/// Standard gravity, m/s², for the default over-pressure.
+const STANDARD_GRAVITY: f64 = 9.81;
+
+/// The values a [`Material`] resolved to for one body, for `wobble info` and
+/// tests.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ResolvedMaterial {
+    /// Total mass, kg.
+    pub mass: f64,
+    /// Over-pressure, Pa.
+    pub over_pressure: f64,
+    /// Membrane stiffness, N/m.
+    pub membrane_stiffness: f64,
+    /// Membrane viscosity, N s/m.
+    pub membrane_damping: f64,
+    /// Lining modulus, Pa.
+    pub layer_stiffness: f64,
+    /// Lining viscosity, Pa s.
+    pub layer_damping: f64,
+    /// Strain of the outer membrane's springs at the built shape, where their
+    /// tension holds the gas.
+    pub prestrain: f64,
+    /// Radius of the sphere of the outer surface's volume, m.
+    pub radius: f64,
+    /// Outer volume, m³.
+    pub volume: f64,
 }
 
 impl Default for TwoLayerParams {
@@ -143,6 +215,7 @@ impl Default for TwoLayerParams {
             normalise: false,
             containment: Some(DEFAULT_MARGIN_FRACTION),
             particle_radius: 0.0,
+            material: None,
         }
     }
 }
@@ -161,12 +234,14 @@ pub struct Layers {
 }
 
 /// Where a layered body's particles went.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct TwoLayerHandle {
     /// Outer particles.
     pub outer: Range<usize>,
     /// Inner particles (empty for one layer).
     pub inner: Range<usize>,
+    /// The material values used, when built from a [`Material`].
+    pub material: Option<ResolvedMaterial>,
 }
 
 impl TwoLayerHandle {
@@ -238,16 +313,34 @@ pub fn build_layers(
     let (first, tri_first, line_first) = (b.particle_count(), b.topology.triangles.len(), b.topology.lines.len());
     let outer = first..first + n;
     let inner = if layers.inner.is_some() { first + n..first + 2 * n } else { first + n..first + n };
+    let edges: Vec<[u32; 2]> = match &layers.surface {
+        ClosedSurface::Triangles(t) => super::mesh::edges(t).0,
+        ClosedSurface::Loop(l) => l.clone(),
+    };
+    let material = match (&p.material, &layers.surface) {
+        (None, _) => None,
+        (Some(m), ClosedSurface::Triangles(t)) => Some(MaterialLayout::new(name, m, layers, t, &edges)?),
+        (Some(_), ClosedSurface::Loop(_)) => {
+            return Err(BuildError::Invalid {
+                body: name.to_owned(),
+                what: "mass",
+                value: "material values".into(),
+                why: "need a triangle surface; a ring takes per-particle values",
+            });
+        }
+    };
     // Particles: outer layer, then inner layer.
-    for x in &layers.outer {
-        b.add_particle(*x, DVec3::ZERO, p.outer_mass, p.particle_radius);
+    for (k, x) in layers.outer.iter().enumerate() {
+        let m = material.as_ref().map_or(p.outer_mass, |l| l.outer_masses[k]);
+        b.add_particle(*x, DVec3::ZERO, m, p.particle_radius);
     }
     if let Some(xs) = &layers.inner {
         let centre_y = xs.iter().map(|x| x.y).sum::<f64>() / n as f64;
-        for x in xs {
-            let m = match p.inner_bottom_mass {
-                Some(m) if x.y < centre_y => m,
-                _ => p.inner_mass,
+        for (k, x) in xs.iter().enumerate() {
+            let m = match (&material, p.inner_bottom_mass) {
+                (Some(l), _) => l.inner_masses[k],
+                (None, Some(m)) if x.y < centre_y => m,
+                (None, _) => p.inner_mass,
             };
             b.add_particle(*x, DVec3::ZERO, m, p.particle_radius);
         }
@@ -269,19 +362,17 @@ pub fn build_layers(
         check(v > 0.0, name, "mesh", what, "encloses no volume (is it wound inward or flat?)")?;
     }
     // Springs.
-    let edges: Vec<[u32; 2]> = match &layers.surface {
-        ClosedSurface::Triangles(t) => super::mesh::edges(t).0,
-        ClosedSurface::Loop(l) => l.clone(),
-    };
     let mut springs: Vec<(usize, usize, SpringParams, SpringKind)> = Vec::new();
     let (o, i) = (|k: u32| outer.start + k as usize, |k: u32| inner.start + k as usize);
-    if let Some(s) = p.structural {
+    if let Some(layout) = &material {
+        springs = layout.springs(&edges, !inner.is_empty(), outer.start, inner.start);
+    } else if let Some(s) = p.structural {
         springs.extend(edges.iter().map(|&[a, c]| (o(a), o(c), s, SpringKind::Structural)));
         if !inner.is_empty() {
             springs.extend(edges.iter().map(|&[a, c]| (i(a), i(c), s, SpringKind::Structural)));
         }
     }
-    if !inner.is_empty() {
+    if !inner.is_empty() && material.is_none() {
         if let Some(s) = p.radius {
             springs.extend((0..n as u32).map(|k| (i(k), o(k), s, SpringKind::Radius)));
         }
@@ -296,10 +387,17 @@ pub fn build_layers(
         normalise(&mut springs, first, b.particle_count());
     }
     let group = b.springs.group(name);
+    let prestrain = material.as_ref().map_or(0.0, |l| l.resolved.prestrain);
     for (a, c, s, kind) in springs {
         check(x.get(a) != x.get(c), name, "mesh", "spring", "joins two particles at the same position")?;
-        b.springs.push_at_rest(&x, a, c, s, kind, group);
+        let mut rest = x.get(a).distance(x.get(c));
+        if kind == SpringKind::Structural && outer.contains(&a) {
+            // The outer membrane holds the gas at the built shape (module docs).
+            rest *= 1.0 - prestrain;
+        }
+        b.springs.push(a, c, rest, s, kind, group);
     }
+    let nrt = material.as_ref().map_or(p.pressure, |l| l.resolved.over_pressure * l.resolved.volume);
     // Gas.
     let surface_err = |e: crate::force::pressure::SurfaceError| BuildError::Invalid {
         body: name.to_owned(),
@@ -307,7 +405,7 @@ pub fn build_layers(
         value: e.to_string(),
         why: "a pressure body needs a closed, consistently wound surface",
     };
-    let mut gas = vec![PressureSurface::new("outer", outer_surface.clone(), p.pressure, &x).map_err(surface_err)?];
+    let mut gas = vec![PressureSurface::new("outer", outer_surface.clone(), nrt, &x).map_err(surface_err)?];
     if !inner.is_empty() {
         gas.push(
             PressureSurface::new("inner", shift(&layers.surface, inner.start), p.inner_pressure, &x)
@@ -327,7 +425,183 @@ pub fn build_layers(
         ClosedSurface::Loop(l) => b.topology.lines.extend(l),
     }
     b.add_body(name, kind, first, tri_first, line_first, true)?;
-    Ok(TwoLayerHandle { outer, inner })
+    Ok(TwoLayerHandle { outer, inner, material: material.map(|l| l.resolved) })
+}
+
+/// Masses and spring parameters of a layered body from its [`Material`].
+struct MaterialLayout {
+    resolved: ResolvedMaterial,
+    outer_masses: Vec<f64>,
+    inner_masses: Vec<f64>,
+    /// Per edge: A₁ + A₂ on the outer and inner layer, m².
+    outer_edge_area: Vec<f64>,
+    inner_edge_area: Vec<f64>,
+    /// Per vertex: a third of the areas of its outer triangles, m².
+    outer_vertex_area: Vec<f64>,
+    outer: Vec<DVec3>,
+    inner: Vec<DVec3>,
+}
+
+/// A third of every triangle's area at each of its vertices, and A₁ + A₂ (the
+/// areas of the two triangles on each edge) per edge of `edges`.
+fn vertex_and_edge_areas(x: &[DVec3], tris: &[[u32; 3]], edges: &[[u32; 2]]) -> (Vec<f64>, Vec<f64>) {
+    let index: std::collections::HashMap<(u32, u32), usize> =
+        edges.iter().enumerate().map(|(k, &[a, b])| ((a.min(b), a.max(b)), k)).collect();
+    let (mut vertex, mut edge) = (vec![0.0; x.len()], vec![0.0; edges.len()]);
+    for t in tris {
+        let [a, b, c] = t.map(|i| x[i as usize]);
+        let area = 0.5 * (b - a).cross(c - a).length();
+        for k in 0..3 {
+            vertex[t[k] as usize] += area / 3.0;
+            let (p, q) = (t[k], t[(k + 1) % 3]);
+            edge[index[&(p.min(q), p.max(q))]] += area;
+        }
+    }
+    (vertex, edge)
+}
+
+impl MaterialLayout {
+    fn new(
+        name: &str,
+        m: &Material,
+        layers: &Layers,
+        tris: &[[u32; 3]],
+        edges: &[[u32; 2]],
+    ) -> Result<Self, BuildError> {
+        let positive = |what: &'static str, v: Option<f64>| match v {
+            Some(v) => check(v.is_finite() && v > 0.0, name, what, v, "must be positive and finite").map(|()| Some(v)),
+            None => Ok(None),
+        };
+        let non_negative = |what: &'static str, v: Option<f64>| match v {
+            Some(v) => check(v.is_finite() && v >= 0.0, name, what, v, "must be finite and ≥ 0").map(|()| Some(v)),
+            None => Ok(None),
+        };
+        let surface = ClosedSurface::Triangles(tris.to_vec());
+        let volume = surface.measure(&Vec3s::from_vecs(&layers.outer));
+        check(volume > 0.0, name, "mesh", volume, "the outer surface must enclose a volume")?;
+        let radius = (3.0 * volume / (4.0 * std::f64::consts::PI)).cbrt();
+        let cross_section = std::f64::consts::PI * radius * radius;
+        let mass = match positive("mass", m.mass)? {
+            Some(mass) => mass,
+            None => positive("density", m.density)?.unwrap_or(DEFAULT_DENSITY) * volume,
+        };
+        let supporting = DEFAULT_SUPPORT * mass * STANDARD_GRAVITY / cross_section;
+        let over_pressure = non_negative("over_pressure", m.over_pressure)?.unwrap_or(supporting);
+        // The membrane and lining defaults follow the pressure they hold (at least
+        // the default one, so a body without gas is not left without stiffness).
+        let design = over_pressure.max(supporting);
+        let membrane_stiffness = positive("membrane_stiffness", m.membrane_stiffness)?
+            .unwrap_or(design * radius / 2.0 / (1.5 * DEFAULT_PRESTRAIN));
+        // The tension σ₀ = p R / 2 that holds the gas in a sphere of the body's
+        // volume, carried by the outer membrane: k (L − L₀) = σ₀ (A₁ + A₂) / (1.5 L)
+        // for every spring, i.e. L₀ = L (1 − ε₀) with ε₀ = σ₀ / (1.5 E_s).
+        let prestrain = over_pressure * radius / 2.0 / (1.5 * membrane_stiffness);
+        check(
+            prestrain <= MAX_PRESTRAIN,
+            name,
+            "membrane_stiffness",
+            membrane_stiffness,
+            "is too soft for the over-pressure: holding the gas would stretch the membrane by more than 50 %",
+        )?;
+        let layer_stiffness = positive("layer_stiffness", m.layer_stiffness)?.unwrap_or(design / DEFAULT_LINING_STRAIN);
+        let membrane_damping = non_negative("membrane_damping", m.membrane_damping)?
+            .unwrap_or(DEFAULT_RELAXATION_TIME * membrane_stiffness);
+        let layer_damping =
+            non_negative("layer_damping", m.layer_damping)?.unwrap_or(DEFAULT_RELAXATION_TIME * layer_stiffness);
+        let (outer_vertex_area, outer_edge_area) = vertex_and_edge_areas(&layers.outer, tris, edges);
+        let inner = layers.inner.clone().unwrap_or_default();
+        let (inner_vertex_area, inner_edge_area) =
+            if inner.is_empty() { (Vec::new(), Vec::new()) } else { vertex_and_edge_areas(&inner, tris, edges) };
+        let (a_out, a_in) = (outer_vertex_area.iter().sum::<f64>(), inner_vertex_area.iter().sum::<f64>());
+        // Mass by the outer area around each vertex (the column of skin and lining
+        // under it), split between the vertex's outer and inner particle as the
+        // layers' areas are: an inner particle where the inner layer bunches up
+        // (a tight convex tip) is not made lighter than its column.
+        let per_area = mass / a_out;
+        let outer_share = a_out / (a_out + a_in);
+        let outer_masses = outer_vertex_area.iter().map(|a| a * per_area * outer_share).collect();
+        let inner_masses = if inner.is_empty() {
+            Vec::new()
+        } else {
+            outer_vertex_area.iter().map(|a| a * per_area * (1.0 - outer_share)).collect()
+        };
+        Ok(Self {
+            resolved: ResolvedMaterial {
+                mass,
+                over_pressure,
+                membrane_stiffness,
+                membrane_damping,
+                layer_stiffness,
+                layer_damping,
+                prestrain,
+                radius,
+                volume,
+            },
+            outer_masses,
+            inner_masses,
+            outer_edge_area,
+            inner_edge_area,
+            outer_vertex_area,
+            outer: layers.outer.clone(),
+            inner,
+        })
+    }
+
+    /// Every spring: membrane springs k = E_s (A₁ + A₂) / L² on each layer, lining
+    /// springs k = E_l a / L (radius: the vertex's area; each of an edge's two shear
+    /// springs: a sixth of A₁ + A₂), dampings likewise.
+    fn springs(
+        &self,
+        edges: &[[u32; 2]],
+        two: bool,
+        outer_start: usize,
+        inner_start: usize,
+    ) -> Vec<(usize, usize, SpringParams, SpringKind)> {
+        let r = &self.resolved;
+        let (o, i) = (|k: u32| outer_start + k as usize, |k: u32| inner_start + k as usize);
+        let membrane = |area: f64, len: f64| {
+            let w = area / (len * len);
+            SpringParams::linear(r.membrane_stiffness * w, r.membrane_damping * w)
+        };
+        // A lining thinned to fit a crease keeps the stiffness per area of the
+        // body's typical (median) gap: thin spots would otherwise be the stiffest
+        // springs of the body by far and set its time scale.
+        let gap = {
+            let mut g: Vec<f64> = self.outer.iter().zip(&self.inner).map(|(o, i)| o.distance(*i)).collect();
+            g.sort_by(f64::total_cmp);
+            g.get(g.len() / 2).copied().unwrap_or(0.0)
+        };
+        let lining = |area: f64, len: f64, typical: f64| {
+            let l = len.max(typical);
+            SpringParams::linear(r.layer_stiffness * area / l, r.layer_damping * area / l)
+        };
+        let mut out = Vec::new();
+        for (e, &[a, c]) in edges.iter().enumerate() {
+            let len = self.outer[a as usize].distance(self.outer[c as usize]);
+            out.push((o(a), o(c), membrane(self.outer_edge_area[e], len), SpringKind::Structural));
+        }
+        if !two {
+            return out;
+        }
+        for (e, &[a, c]) in edges.iter().enumerate() {
+            let len = self.inner[a as usize].distance(self.inner[c as usize]);
+            out.push((i(a), i(c), membrane(self.inner_edge_area[e], len), SpringKind::Structural));
+        }
+        for k in 0..self.outer.len() as u32 {
+            let len = self.inner[k as usize].distance(self.outer[k as usize]);
+            out.push((i(k), o(k), lining(self.outer_vertex_area[k as usize], len, gap), SpringKind::Radius));
+        }
+        for (e, &[a, c]) in edges.iter().enumerate() {
+            let share = self.outer_edge_area[e] / 6.0;
+            let edge = self.outer[a as usize].distance(self.outer[c as usize]);
+            let typical = (edge * edge + gap * gap).sqrt();
+            let left = self.inner[a as usize].distance(self.outer[c as usize]);
+            out.push((i(a), o(c), lining(share, left, typical), SpringKind::ShearLeft));
+            let right = self.inner[c as usize].distance(self.outer[a as usize]);
+            out.push((i(c), o(a), lining(share, right, typical), SpringKind::ShearRight));
+        }
+        out
+    }
 }
 
 /// Scales each spring's stiffness and damping by n̄ · 2/(n_a + n_b) (module docs),
@@ -415,8 +689,121 @@ pub struct PressureMesh {
     pub translate: DVec3,
     /// Inward offset of the inner layer, m; `None`: one layer.
     pub thickness: Option<f64>,
+    /// Let the lining thin out where an offset by the full `thickness` would fold
+    /// the inner layer over (sharp concave creases), instead of refusing the
+    /// thickness: see [`fitted_offsets`]. The scene layer sets it for its default
+    /// thickness.
+    pub fit_thickness: bool,
     /// Materials and gas.
     pub params: TwoLayerParams,
+}
+
+/// Per-vertex inward offsets along `normals`, each at most `d`, that neither fold
+/// the inner layer nor leave it: starting from `d` everywhere, the vertices of
+/// every face that turns against its outer face, and every inner vertex that
+/// lies outside the outer surface or closer than a tenth of its offset to a face
+/// not its own (thin parts such as ears, where the offset reaches the far side), have their
+/// offsets cut by 30 %, until none is left (at most 40 rounds, after which the
+/// offending vertices get no offset). Where the body is thick and smooth the
+/// lining keeps the full thickness.
+#[must_use]
+pub fn fitted_offsets(outer: &[DVec3], normals: &[DVec3], tris: &[[u32; 3]], d: f64) -> Vec<f64> {
+    let mut offsets = vec![d; outer.len()];
+    let surface = ClosedSurface::Triangles(tris.to_vec());
+    let skin = Vec3s::from_vecs(outer);
+    let mut check = vec![true; outer.len()];
+    for round in 0..=40 {
+        let inner: Vec<DVec3> = outer.iter().zip(normals).zip(&offsets).map(|((x, n), o)| *x - *n * *o).collect();
+        let mut bad = vec![false; outer.len()];
+        for t in tris {
+            let [a, b, c] = t.map(|i| outer[i as usize]);
+            let [p, q, r] = t.map(|i| inner[i as usize]);
+            if (b - a).cross(c - a).dot((q - p).cross(r - p)) <= 0.0 {
+                for &i in t {
+                    bad[i as usize] = true;
+                }
+            }
+        }
+        for (i, p) in inner.iter().enumerate() {
+            if check[i] && !bad[i] {
+                let clear = surface.winding_number(&skin, *p) > 0.5
+                    && tris.iter().filter(|t| !t.contains(&(i as u32))).all(|t| {
+                        let [a, b, c] = t.map(|k| outer[k as usize]);
+                        closest_point_distance(*p, a, b, c) >= 0.1 * offsets[i]
+                    });
+                bad[i] = !clear;
+            }
+        }
+        if !bad.contains(&true) {
+            break;
+        }
+        for (i, &b) in bad.iter().enumerate() {
+            if b {
+                offsets[i] = if round == 40 { 0.0 } else { offsets[i] * 0.7 };
+            }
+            // A vertex found clear stays clear while its offset does not grow.
+            check[i] = b;
+        }
+    }
+    offsets
+}
+
+/// Distance from `p` to the triangle (a, b, c).
+fn closest_point_distance(p: DVec3, a: DVec3, b: DVec3, c: DVec3) -> f64 {
+    // Ericson, Real-Time Collision Detection §5.1.5, by Voronoi regions.
+    let (ab, ac, ap) = (b - a, c - a, p - a);
+    let (d1, d2) = (ab.dot(ap), ac.dot(ap));
+    if d1 <= 0.0 && d2 <= 0.0 {
+        return ap.length();
+    }
+    let bp = p - b;
+    let (d3, d4) = (ab.dot(bp), ac.dot(bp));
+    if d3 >= 0.0 && d4 <= d3 {
+        return bp.length();
+    }
+    let vc = d1 * d4 - d3 * d2;
+    if vc <= 0.0 && d1 >= 0.0 && d3 <= 0.0 {
+        return (p - (a + ab * (d1 / (d1 - d3)))).length();
+    }
+    let cp = p - c;
+    let (d5, d6) = (ab.dot(cp), ac.dot(cp));
+    if d6 >= 0.0 && d5 <= d6 {
+        return cp.length();
+    }
+    let vb = d5 * d2 - d1 * d6;
+    if vb <= 0.0 && d2 >= 0.0 && d6 <= 0.0 {
+        return (p - (a + ac * (d2 / (d2 - d6)))).length();
+    }
+    let va = d3 * d6 - d5 * d4;
+    if va <= 0.0 && (d4 - d3) >= 0.0 && (d5 - d6) >= 0.0 {
+        return (p - (b + (c - b) * ((d4 - d3) / ((d4 - d3) + (d5 - d6))))).length();
+    }
+    let denom = 1.0 / (va + vb + vc);
+    (p - (a + ab * (vb * denom) + ac * (vc * denom))).length()
+}
+
+/// Rounds of normal smoothing before fitted offsets.
+const SMOOTHING_ROUNDS: usize = 30;
+
+/// `normals` averaged with their neighbours' (over the edges of `tris`) `rounds`
+/// times and renormalised: offset directions that spread apart at concave creases
+/// instead of crossing. A normal that smoothing turned by more than 60° keeps its
+/// own direction.
+#[must_use]
+pub fn smoothed_normals(normals: &[DVec3], tris: &[[u32; 3]], rounds: usize) -> Vec<DVec3> {
+    let edges = super::mesh::edges(tris).0;
+    let mut n = normals.to_vec();
+    for _ in 0..rounds {
+        let mut sum = n.clone();
+        for &[a, b] in &edges {
+            sum[a as usize] += n[b as usize];
+            sum[b as usize] += n[a as usize];
+        }
+        n = sum.iter().map(|v| v.normalize_or_zero()).collect();
+    }
+    // Where smoothing turned a normal by more than 60° (thin protrusions), the
+    // vertex's own normal is kept: the offset must still point into the body.
+    n.iter().zip(normals).map(|(s, o)| if s.dot(*o) > 0.5 { *s } else { *o }).collect()
 }
 
 /// Angle-weighted unit vertex normals of outward-wound triangles.
@@ -503,15 +890,29 @@ impl PressureMesh {
             None => None,
             Some(d) => {
                 check(d.is_finite() && d > 0.0, name, "thickness", d, "must be positive (m)")?;
-                let normals = vertex_normals(&outer, &tris);
-                if offset_folds(&outer, &normals, &tris, d) {
+                let mut normals = vertex_normals(&outer, &tris);
+                if self.fit_thickness {
+                    normals = smoothed_normals(&normals, &tris, SMOOTHING_ROUNDS);
+                    let offsets = fitted_offsets(&outer, &normals, &tris, d);
+                    let inner: Vec<DVec3> =
+                        outer.iter().zip(&normals).zip(&offsets).map(|((x, n), o)| *x - *n * *o).collect();
+                    check(
+                        offsets.iter().all(|&o| o > 0.0),
+                        name,
+                        "thickness",
+                        d,
+                        "leaves no room for an inner layer at some vertex; use one layer",
+                    )?;
+                    Some(inner)
+                } else if offset_folds(&outer, &normals, &tris, d) {
                     return Err(BuildError::Thickness {
                         body: name.to_owned(),
                         thickness: d,
                         fits: largest_fitting_offset(&outer, &normals, &tris, d),
                     });
+                } else {
+                    Some(outer.iter().zip(&normals).map(|(x, n)| *x - *n * d).collect())
                 }
-                Some(outer.iter().zip(&normals).map(|(x, n)| *x - *n * d).collect())
             }
         };
         let layers = Layers { outer, inner, surface: ClosedSurface::Triangles(tris) };

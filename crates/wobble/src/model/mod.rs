@@ -13,5 +13,5 @@ pub use drawn::DrawnSurfaces;
 pub use offsets::OffsetSurface;
 pub use rigid::{Rigid, RigidShape};
 pub use state::{Particles, State};
-pub use topology::{Body, Topology, closed_surface_volume, edges, loop_area_xy, triangle_normal};
+pub use topology::{Body, Topology, closed_surface_volume, edges, flipped_triangles, loop_area_xy, triangle_normal};
 pub use vec3s::Vec3s;

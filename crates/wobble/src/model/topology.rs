@@ -142,6 +142,19 @@ pub fn triangle_normal(t: [u32; 3], x: &Vec3s) -> DVec3 {
     (b - a).cross(c - a)
 }
 
+/// How many of `triangles` point against themselves at `rest`: their normal at
+/// `x` has a negative (or zero) component along their normal at `rest`. A
+/// triangle turned inside out by a collapse or a fold counts; one that only
+/// rotates by less than 90° does not, so the count suits bodies that do not turn
+/// over as a whole (a drop onto a floor). Degenerate triangles count.
+#[must_use]
+pub fn flipped_triangles(triangles: &[[u32; 3]], rest: &Vec3s, x: &Vec3s) -> usize {
+    triangles
+        .iter()
+        .filter(|t| triangle_normal(**t, x).dot(triangle_normal(**t, rest)) <= 0.0)
+        .count()
+}
+
 /// Unique undirected edges of `triangles` in first-seen order, and for each the
 /// number of triangles that use it.
 #[must_use]

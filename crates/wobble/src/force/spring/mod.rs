@@ -253,6 +253,11 @@ impl SpringSet {
         self.push(a, b, rest, params, kind, group);
     }
 
+    /// Every spring as (a, b, rest length, parameters, kind), in insertion order.
+    pub fn iter(&self) -> impl Iterator<Item = (usize, usize, f64, SpringParams, SpringKind)> + '_ {
+        self.springs.iter().map(|s| (s.a as usize, s.b as usize, s.rest, s.params, s.kind))
+    }
+
     /// Number of springs of `kind`.
     #[must_use]
     pub fn count(&self, kind: SpringKind) -> usize {
