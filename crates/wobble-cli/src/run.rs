@@ -157,11 +157,13 @@ pub fn info_text(scene: &Scene, built: &Built) -> String {
         if let Some(m) = built.bodies.iter().find(|x| x.name == b.name).and_then(|x| x.material) {
             let _ = writeln!(
                 s,
-                "    material: {:.4} kg, over-pressure {:.4e} Pa, membrane {:.4e} N/m ({:.4e} N s/m){}, membrane pre-strain {:.2} %, radius of equal volume {:.4} m",
+                "    material: {:.4} kg, over-pressure {:.4e} Pa, membrane {:.4e} N/m ({:.4e} N s/m), bending {:.4e} J ({:.4e} J s){}, membrane pre-strain {:.2} %, radius of equal volume {:.4} m",
                 m.mass,
                 m.over_pressure,
                 m.membrane_stiffness,
                 m.membrane_damping,
+                m.bending_stiffness,
+                m.bending_damping,
                 if b.particles.len() == b.triangles.len() / 2 + 2 {
                     String::new()
                 } else {

@@ -50,8 +50,13 @@ pub(crate) fn read(
     if kind == "pair" {
         return read_pair(t, origin, particle_radius);
     }
+    // Bodies built from material values bend, which holds their shape with one
+    // layer; the thesis's per-particle bodies need two, and so does a body that
+    // sets its inner layer or lining.
+    let inner_keys = ["thickness", "inner_radius", "layer_stiffness", "layer_damping", "inner_pressure"];
+    let default_layers = if material_mode(t, kind) && !inner_keys.iter().any(|k| t.has(k)) { 1 } else { 2 };
     let layers = match t.usize("layers")? {
-        None => 2,
+        None => default_layers,
         Some(n @ (1 | 2)) => n as u32,
         Some(n) => {
             return Err(t.error(t.span_of("layers"), format!("`layers` = {n} must be 1 or 2")));
@@ -150,14 +155,33 @@ fn read_sphere_mesh(t: &Table<'_, '_>, default: SphereMesh) -> Result<SphereMesh
 }
 
 /// Keys of a body built from material values (`TwoLayerParams::material`).
-const MATERIAL_KEYS: [&str; 7] =
-    ["mass", "density", "over_pressure", "membrane_stiffness", "membrane_damping", "layer_stiffness", "layer_damping"];
+const MATERIAL_KEYS: [&str; 9] = [
+    "mass",
+    "density",
+    "over_pressure",
+    "membrane_stiffness",
+    "membrane_damping",
+    "layer_stiffness",
+    "layer_damping",
+    "bending_stiffness",
+    "bending_damping",
+];
 /// Keys of a body built from the thesis's per-particle values.
 const PER_PARTICLE_KEYS: [&str; 6] =
     ["particle_mass", "inner_particle_mass", "inner_bottom_mass", "pressure", "springs", "normalise"];
 
-/// The material values of a body that has them: a `pressure-mesh` by default, a
-/// `pressure-sphere` when it sets one; never mixed with per-particle values.
+/// Whether a body is built from material values: a `pressure-mesh` unless it
+/// sets a per-particle value, a `pressure-sphere` when it sets a material value.
+fn material_mode(t: &Table<'_, '_>, kind: &str) -> bool {
+    match (MATERIAL_KEYS.iter().any(|k| t.has(k)), PER_PARTICLE_KEYS.iter().any(|k| t.has(k))) {
+        (true, _) => kind != "ring",
+        (false, true) => false,
+        (false, false) => kind == "pressure-mesh",
+    }
+}
+
+/// The material values of a body that has them ([`material_mode`]); never mixed
+/// with per-particle values.
 fn read_material(t: &Table<'_, '_>, kind: &str, layers: u32) -> Result<Option<Material>, SceneError> {
     let given = MATERIAL_KEYS.iter().find(|k| t.has(k));
     let per_particle = PER_PARTICLE_KEYS.iter().find(|k| t.has(k));
@@ -208,6 +232,8 @@ fn read_material(t: &Table<'_, '_>, kind: &str, layers: u32) -> Result<Option<Ma
         membrane_damping: non_negative("membrane_damping", "N s/m")?,
         layer_stiffness: opt("layer_stiffness", "Pa")?,
         layer_damping: non_negative("layer_damping", "Pa s")?,
+        bending_stiffness: non_negative("bending_stiffness", "J")?,
+        bending_damping: non_negative("bending_damping", "J s")?,
     }))
 }
 

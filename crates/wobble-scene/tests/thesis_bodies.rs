@@ -123,8 +123,10 @@ fn every_thesis_body_type_builds_with_one_or_two_layers() {
         ("type = \"ring\"\nlayers = 1", 10),
         ("type = \"pressure-sphere\"\nlayers = 1", 18),
         ("type = \"pressure-sphere\"\nslices = 8\nstacks = 4", 52),
-        ("type = \"pressure-mesh\"\nfile = \"meshes/icosahedron.obj\"", 24),
-        ("type = \"pressure-mesh\"\nfile = \"meshes/icosahedron.obj\"\nlayers = 1", 12),
+        // Built from material values: one layer unless it asks for two.
+        ("type = \"pressure-mesh\"\nfile = \"meshes/icosahedron.obj\"", 12),
+        ("type = \"pressure-mesh\"\nfile = \"meshes/icosahedron.obj\"\nlayers = 2", 24),
+        ("type = \"pressure-mesh\"\nfile = \"meshes/icosahedron.obj\"\npressure = 20", 24),
     ];
     for (body, n) in cases {
         let built = build(&format!("[[body]]\n{body}\n")).unwrap_or_else(|e| panic!("{body}: {e}"));
@@ -235,4 +237,54 @@ fn an_open_obj_surface_is_refused_as_a_pressure_body() {
     let v = w.topology.enclosed_volume(&w.topology.bodies[0], &w.state.x).unwrap();
     assert!((v - 1.0 / 6.0).abs() < 1e-12, "volume {v}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn material_values_are_checked_and_never_mixed_with_per_particle_values() {
+    let mesh = "[[body]]\ntype = \"pressure-mesh\"\nfile = \"meshes/icosahedron.obj\"\n";
+    expect(
+        &format!("{mesh}over_pressure = 300\npressure = 20\n"),
+        5,
+        12,
+        &["`pressure` is a per-particle value", "`over_pressure` builds this body from material values"],
+    );
+    expect(&format!("{mesh}mass = 1\ndensity = 50\n"), 5, 11, &["`mass` or `density`, not both"]);
+    expect(
+        &format!("{mesh}layers = 1\nlayer_stiffness = 1e4\n"),
+        5,
+        19,
+        &["lining between two layers", "`layers` = 1"],
+    );
+    expect(&format!("{mesh}membrane_stiffness = -3\n"), 4, 22, &["must be positive"]);
+    expect(
+        &format!("{mesh}over_pressure = 1e6\nmembrane_stiffness = 10\n"),
+        5,
+        22,
+        &["too soft for the over-pressure"],
+    );
+    expect("[[body]]\ntype = \"ring\"\ndensity = 10\n", 3, 11, &["a ring takes the thesis's per-particle values"]);
+    // A pressure-mesh is built from material values by default, one layer, with
+    // bending; a pressure-sphere keeps the thesis's values unless it sets one.
+    let w = build(mesh).unwrap().world;
+    assert_eq!(w.state.len(), 12);
+    assert!(w.forces.iter().any(|f| f.name() == "bending-pressure-mesh"));
+    let thesis = build("[[body]]\ntype = \"pressure-sphere\"\n").unwrap().world;
+    assert!(thesis.forces.iter().all(|f| !f.name().starts_with("bending")));
+    let material = build("[[body]]\ntype = \"pressure-sphere\"\nradius = 0.1\ndensity = 100\n").unwrap().world;
+    assert!(material.forces.iter().any(|f| f.name().starts_with("bending")));
+}
+
+#[test]
+fn a_one_layer_body_whose_gas_cannot_carry_it_is_warned_about() {
+    let weak =
+        "[[body]]\nname = \"ball\"\ntype = \"pressure-sphere\"\nradius = 0.1\ndensity = 100\nover_pressure = 50\n";
+    let w = build(weak).unwrap().world;
+    assert_eq!(w.warnings.len(), 1, "{:?}", w.warnings);
+    assert!(w.warnings[0].contains("body `ball` has one layer and rests on its gas alone"), "{}", w.warnings[0]);
+    assert!(w.warnings[0].contains("raise `over_pressure` to at least"), "{}", w.warnings[0]);
+    // The default gas carries ten times the weight: no warning; nor without gravity.
+    assert!(
+        build("[[body]]\ntype = \"pressure-sphere\"\nradius = 0.1\ndensity = 100\n").unwrap().world.warnings.is_empty()
+    );
+    assert!(build(&format!("[simulation]\ngravity = [0, 0, 0]\n{weak}")).unwrap().world.warnings.is_empty());
 }

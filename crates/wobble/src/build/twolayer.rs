@@ -73,6 +73,7 @@ use super::sphere::SphereMesh;
 use super::{BuildError, WorldBuilder, check, check_count, check_mass, check_spring};
 use crate::constraint::Containment;
 use crate::constraint::containment::DEFAULT_MARGIN_FRACTION;
+use crate::force::bending::Bending;
 use crate::force::pressure::{ClosedSurface, DEFAULT_PRESSURE, PressureSurface};
 use crate::force::{Pressure, SpringKind, SpringParams};
 use crate::model::Vec3s;
@@ -150,6 +151,11 @@ pub struct Material {
     pub layer_stiffness: Option<f64>,
     /// Viscosity of the lining, Pa s.
     pub layer_damping: Option<f64>,
+    /// Bending modulus of the outer surface, J (dihedral-angle hinges,
+    /// [`crate::force::bending`]).
+    pub bending_stiffness: Option<f64>,
+    /// Bending viscosity, J s.
+    pub bending_damping: Option<f64>,
 }
 
 /// Density of a body built from material values when neither mass nor density is
@@ -166,6 +172,11 @@ pub const DEFAULT_SUPPORT: f64 = 10.0;
 pub const DEFAULT_PRESTRAIN: f64 = 0.01;
 /// Default strain of the lining under the over-pressure: layer stiffness = p / it.
 pub const DEFAULT_LINING_STRAIN: f64 = 0.02;
+/// Default bending length as a fraction of the radius R: the bending modulus is
+/// κ = σ₀ (f R)² with σ₀ = p R / 2 the membrane's tension, so that bending, not
+/// the gas, decides the shape of features smaller than f R (a facet would
+/// otherwise bulge into a cap of the body's own radius, and a dent pop out).
+pub const DEFAULT_BENDING_LENGTH: f64 = 0.25;
 /// Default relaxation time of membrane and lining, s: damping = stiffness × it
 /// (a Kelvin–Voigt material; modes faster than 1/τ are overdamped).
 pub const DEFAULT_RELAXATION_TIME: f64 = 1e-3;
@@ -190,6 +201,10 @@ pub struct ResolvedMaterial {
     pub layer_stiffness: f64,
     /// Lining viscosity, Pa s.
     pub layer_damping: f64,
+    /// Bending modulus, J.
+    pub bending_stiffness: f64,
+    /// Bending viscosity, J s.
+    pub bending_damping: f64,
     /// Strain of the outer membrane's springs at the built shape, where their
     /// tension holds the gas.
     pub prestrain: f64,
@@ -413,6 +428,12 @@ pub fn build_layers(
         );
     }
     b.add_force(Pressure::new(name, gas));
+    if let (Some(l), ClosedSurface::Triangles(t)) = (&material, &outer_surface)
+        && l.resolved.bending_stiffness + l.resolved.bending_damping > 0.0
+    {
+        let r = &l.resolved;
+        b.add_force(Bending::new(name, t, &x, r.bending_stiffness, r.bending_damping));
+    }
     if let (Some(fraction), false) = (p.containment, inner.is_empty()) {
         let pairs: Vec<(usize, usize)> = (0..n).map(|k| (inner.start + k, outer.start + k)).collect();
         let c = Containment::new(&format!("{name}-containment"), &outer_surface, &pairs, fraction, &x)
@@ -508,6 +529,10 @@ impl MaterialLayout {
             .unwrap_or(DEFAULT_RELAXATION_TIME * membrane_stiffness);
         let layer_damping =
             non_negative("layer_damping", m.layer_damping)?.unwrap_or(DEFAULT_RELAXATION_TIME * layer_stiffness);
+        let bending_stiffness = non_negative("bending_stiffness", m.bending_stiffness)?
+            .unwrap_or(design * radius / 2.0 * (DEFAULT_BENDING_LENGTH * radius).powi(2));
+        let bending_damping =
+            non_negative("bending_damping", m.bending_damping)?.unwrap_or(DEFAULT_RELAXATION_TIME * bending_stiffness);
         let (outer_vertex_area, outer_edge_area) = vertex_and_edge_areas(&layers.outer, tris, edges);
         let inner = layers.inner.clone().unwrap_or_default();
         let (inner_vertex_area, inner_edge_area) =
@@ -533,6 +558,8 @@ impl MaterialLayout {
                 membrane_damping,
                 layer_stiffness,
                 layer_damping,
+                bending_stiffness,
+                bending_damping,
                 prestrain,
                 radius,
                 volume,

@@ -17,6 +17,7 @@ use crate::model::{Particles, State, Vec3s};
 
 pub mod air_drag;
 pub mod attachment;
+pub mod bending;
 pub mod generalized;
 pub mod gravity;
 pub mod grid;

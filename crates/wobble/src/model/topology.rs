@@ -149,10 +149,7 @@ pub fn triangle_normal(t: [u32; 3], x: &Vec3s) -> DVec3 {
 /// over as a whole (a drop onto a floor). Degenerate triangles count.
 #[must_use]
 pub fn flipped_triangles(triangles: &[[u32; 3]], rest: &Vec3s, x: &Vec3s) -> usize {
-    triangles
-        .iter()
-        .filter(|t| triangle_normal(**t, x).dot(triangle_normal(**t, rest)) <= 0.0)
-        .count()
+    triangles.iter().filter(|t| triangle_normal(**t, x).dot(triangle_normal(**t, rest)) <= 0.0).count()
 }
 
 /// Unique undirected edges of `triangles` in first-seen order, and for each the
