@@ -57,6 +57,11 @@ pub const DEFAULT_MARGIN_FRACTION: f64 = 0.1;
 /// directly; above it, through the cell grid (the grid's sort costs more than a
 /// few thousand box tests).
 const BRUTE_FORCE_PAIRS: usize = 4096;
+/// Cells are this many times the median face box's extent.
+const CELL_PER_MEDIAN_BOX: f64 = 2.0;
+/// A face whose box spans more cells than this is kept on a short list tested
+/// against every particle instead of being registered in each cell.
+const MAX_CELLS_PER_FACE: i64 = 27;
 
 /// The feature of a patch closest to a point.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -100,6 +105,11 @@ pub struct Containment {
     boxes: Vec<(DVec3, DVec3)>,
     /// Cell edge length of the last rebuild, m.
     cell_size: f64,
+    /// Scratch: faces whose boxes span more than [`MAX_CELLS_PER_FACE`] cells,
+    /// tested against every particle.
+    big: Vec<u32>,
+    /// Faces tested for the closest point in the last projection.
+    pub face_tests: u64,
     /// Scratch: unit outward normal of each face at the last rebuild.
     face_normals: Vec<DVec3>,
     /// Scratch: pseudo-normal of each surface vertex at the last rebuild.
@@ -182,6 +192,8 @@ impl Containment {
             cells: Vec::new(),
             boxes: Vec::new(),
             cell_size: 1.0,
+            big: Vec::new(),
+            face_tests: 0,
             face_normals: Vec::new(),
             vertex_normals: Vec::new(),
             corrections: 0,
@@ -270,9 +282,15 @@ impl Containment {
         Closest { point, verts, weights, normal, dist2: (p - point).length_squared() }
     }
 
-    /// Recomputes the face and vertex normals and rebuilds the cell grid: each face's box, inflated by the largest margin,
-    /// registered in every cell it touches; cells as large as the largest box, so a
-    /// box touches at most 2 × 2 × 2 cells.
+    /// Recomputes the face and vertex normals and rebuilds the cell grid: each
+    /// face's box, inflated by the largest margin, registered in every cell it
+    /// touches. Cells are [`CELL_PER_MEDIAN_BOX`] times the median box's extent,
+    /// so that a few faces stretched long (a collapsed body's) neither make every
+    /// cell huge nor fill many cells: a box spanning more than
+    /// [`MAX_CELLS_PER_FACE`] cells goes on a short list tested against every
+    /// particle. With cells as large as the largest box, a flattened sphere put
+    /// every face in a handful of cells and a step cost 5.4 × one before the
+    /// collapse.
     fn rebuild_cells(&mut self, state: &State) {
         self.face_normals.clear();
         for f in 0..self.faces.len() {
@@ -285,31 +303,42 @@ impl Containment {
             self.vertex_normals.push(n);
         }
         self.boxes.clear();
-        let mut size: f64 = 0.0;
+        let mut extents = Vec::with_capacity(self.faces.len());
         for f in 0..self.faces.len() {
             let [a, b, c] = self.faces[f].map(|v| self.pos(state, v));
             let (lo, hi) = (a.min(b).min(c) - self.max_margin, a.max(b).max(c) + self.max_margin);
             let extent = (hi - lo).max_element();
             if extent.is_finite() {
-                size = size.max(extent);
+                extents.push(extent);
             }
             self.boxes.push((lo, hi));
         }
+        let median = if extents.is_empty() {
+            0.0
+        } else {
+            let mid = extents.len() / 2;
+            *extents.select_nth_unstable_by(mid, f64::total_cmp).1
+        };
+        let size = CELL_PER_MEDIAN_BOX * median;
         self.cell_size = if size.is_finite() && size > 0.0 { size } else { 1.0 };
         self.cells.clear();
+        self.big.clear();
         if self.faces.len() * self.pairs.len() <= BRUTE_FORCE_PAIRS {
             // Small bodies: testing every box is cheaper than sorting cells.
             return;
         }
         for (f, &(lo, hi)) in self.boxes.iter().enumerate() {
             // A non-finite box (a state that is blowing up, about to be reported by
-            // the world's health check) registers nowhere; every other box spans at
-            // most two cells per axis, the clamp only guards against rounding.
+            // the world's health check) registers nowhere.
             if !(lo.is_finite() && hi.is_finite()) {
                 continue;
             }
             let (c0, c1) = (cell_of(lo, self.cell_size), cell_of(hi, self.cell_size));
-            let c1 = [0, 1, 2].map(|a| c1[a].min(c0[a].saturating_add(2)));
+            let span = (0..3).map(|a| c1[a].saturating_sub(c0[a]).saturating_add(1)).fold(1i64, i64::saturating_mul);
+            if span > MAX_CELLS_PER_FACE {
+                self.big.push(f as u32);
+                continue;
+            }
             for i in c0[0]..=c1[0] {
                 for j in c0[1]..=c1[1] {
                     for k in c0[2]..=c1[2] {
@@ -324,12 +353,26 @@ impl Containment {
     /// The violation C = (x − c)·n + m of pair `k` at `state` (≤ 0 when satisfied),
     /// and the closest feature, over the partner's fan and (with `near`) the faces
     /// whose inflated boxes contain the particle.
-    fn violation(&self, state: &State, k: usize, near: bool) -> (f64, Closest) {
+    fn violation(&self, state: &State, k: usize, near: bool) -> (f64, Closest, u64) {
         let (inner, partner, m) = self.pairs[k];
         let p = state.x.get(inner as usize);
         let range = self.fan_start[partner as usize] as usize..self.fan_start[partner as usize + 1] as usize;
         let mut best: Option<Closest> = None;
+        let mut tests = 0u64;
         let mut consider = |f: usize| {
+            // A face whose plane is no nearer than the best feature so far cannot
+            // hold a nearer point: skip it without the closest-point search (in a
+            // collapsed body many folded faces lie within the margin of a particle).
+            if let Some(b) = best
+                && !self.planar
+            {
+                let n = self.face_normals[f];
+                let d = (p - self.pos(state, self.faces[f][0])).dot(n);
+                if n != DVec3::ZERO && d * d >= b.dist2 {
+                    return;
+                }
+            }
+            tests += 1;
             let c = self.closest_on_face(state, f, p);
             if best.is_none_or(|b| c.dist2 < b.dist2) {
                 best = Some(c);
@@ -356,9 +399,15 @@ impl Containment {
                     consider(f as usize);
                 }
             }
+            for &f in &self.big {
+                let (lo, hi) = self.boxes[f as usize];
+                if p.cmpge(lo).all() && p.cmple(hi).all() && !self.fan[range.clone()].contains(&f) {
+                    consider(f as usize);
+                }
+            }
         }
         let best = best.expect("every surface vertex has a face");
-        ((p - best.point).dot(best.normal) + m, best)
+        ((p - best.point).dot(best.normal) + m, best, tests)
     }
 
     /// Largest violation C over all pairs at `state`, m (≤ 0 when every inner
@@ -449,10 +498,11 @@ impl Constraint for Containment {
 
     fn project(&mut self, ctx: &ConstraintContext<'_>, state: &mut State) {
         let w = &ctx.particles.inv_mass;
-        let (mut corrections, mut worst) = (0, f64::NEG_INFINITY);
+        let (mut corrections, mut worst, mut tests) = (0, f64::NEG_INFINITY, 0);
         self.rebuild_cells(state);
         for k in 0..self.pairs.len() {
-            let (c, feat) = self.violation(state, k, true);
+            let (c, feat, t) = self.violation(state, k, true);
+            tests += t;
             worst = worst.max(c);
             if c <= 0.0 || feat.normal == DVec3::ZERO {
                 continue;
@@ -487,10 +537,15 @@ impl Constraint for Containment {
         }
         self.corrections = corrections;
         self.worst = worst;
+        self.face_tests = tests;
     }
 
     /// Corrections and the largest violation (m) found in the last projection.
     fn stats(&self) -> Vec<(&'static str, f64)> {
-        vec![("corrections", self.corrections as f64), ("worst_violation", self.worst)]
+        vec![
+            ("corrections", self.corrections as f64),
+            ("worst_violation", self.worst),
+            ("face_tests", self.face_tests as f64),
+        ]
     }
 }
