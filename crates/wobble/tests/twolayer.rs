@@ -538,16 +538,19 @@ fn material_values_give_the_octahedrons_masses_springs_and_gas_in_closed_form() 
         membrane_damping: Some(eta),
         ..Material::default()
     };
-    let mut b = WorldBuilder::new();
-    let h = PressureSphere {
-        center: DVec3::ZERO,
-        radius: r,
-        inner_radius: None,
-        mesh: SphereMesh::Uniform { level: 0 },
-        params: TwoLayerParams { material: Some(material), ..TwoLayerParams::default() },
-    }
-    .build(&mut b, "octahedron")
-    .unwrap();
+    let octahedron = |material: Material| {
+        let mut b = WorldBuilder::new();
+        let sphere = PressureSphere {
+            center: DVec3::ZERO,
+            radius: r,
+            inner_radius: None,
+            mesh: SphereMesh::Uniform { level: 0 },
+            params: TwoLayerParams { material: Some(material), ..TwoLayerParams::default() },
+        };
+        let h = sphere.build(&mut b, "octahedron").unwrap();
+        (b, h)
+    };
+    let (b, h) = octahedron(material);
     let resolved = h.material.expect("built from material values");
     let volume = 4.0 / 3.0 * r * r * r;
     let r_v = (volume * 3.0 / (4.0 * std::f64::consts::PI)).cbrt();
@@ -572,16 +575,7 @@ fn material_values_give_the_octahedrons_masses_springs_and_gas_in_closed_form() 
     assert_close!(nrt, p * volume, 1e-15);
     // Defaults: density 100 kg/m³, over-pressure ten times the weight over π R_v²,
     // membrane for a 1 % pre-strain.
-    let mut b = WorldBuilder::new();
-    let h = PressureSphere {
-        center: DVec3::ZERO,
-        radius: r,
-        inner_radius: None,
-        mesh: SphereMesh::Uniform { level: 0 },
-        params: TwoLayerParams { material: Some(Material::default()), ..TwoLayerParams::default() },
-    }
-    .build(&mut b, "octahedron")
-    .unwrap();
+    let (_, h) = octahedron(Material::default());
     let d = h.material.unwrap();
     assert_close!(d.mass, 100.0 * volume, 1e-15);
     assert_close!(d.over_pressure, 10.0 * d.mass * 9.81 / (std::f64::consts::PI * r_v * r_v), 1e-12);

@@ -73,6 +73,7 @@ use super::sphere::SphereMesh;
 use super::{BuildError, WorldBuilder, check, check_count, check_mass, check_spring};
 use crate::constraint::Containment;
 use crate::constraint::containment::DEFAULT_MARGIN_FRACTION;
+use crate::contact::narrow::point_triangle;
 use crate::force::bending::Bending;
 use crate::force::pressure::{ClosedSurface, DEFAULT_PRESSURE, PressureSurface};
 use crate::force::{Pressure, SpringKind, SpringParams};
@@ -756,7 +757,7 @@ pub fn fitted_offsets(outer: &[DVec3], normals: &[DVec3], tris: &[[u32; 3]], d: 
                 let clear = surface.winding_number(&skin, *p) > 0.5
                     && tris.iter().filter(|t| !t.contains(&(i as u32))).all(|t| {
                         let [a, b, c] = t.map(|k| outer[k as usize]);
-                        closest_point_distance(*p, a, b, c) >= 0.1 * offsets[i]
+                        point_triangle(*p, a, b, c).0.sqrt() >= 0.1 * offsets[i]
                     });
                 bad[i] = !clear;
             }
@@ -773,40 +774,6 @@ pub fn fitted_offsets(outer: &[DVec3], normals: &[DVec3], tris: &[[u32; 3]], d: 
         }
     }
     offsets
-}
-
-/// Distance from `p` to the triangle (a, b, c).
-fn closest_point_distance(p: DVec3, a: DVec3, b: DVec3, c: DVec3) -> f64 {
-    // Ericson, Real-Time Collision Detection §5.1.5, by Voronoi regions.
-    let (ab, ac, ap) = (b - a, c - a, p - a);
-    let (d1, d2) = (ab.dot(ap), ac.dot(ap));
-    if d1 <= 0.0 && d2 <= 0.0 {
-        return ap.length();
-    }
-    let bp = p - b;
-    let (d3, d4) = (ab.dot(bp), ac.dot(bp));
-    if d3 >= 0.0 && d4 <= d3 {
-        return bp.length();
-    }
-    let vc = d1 * d4 - d3 * d2;
-    if vc <= 0.0 && d1 >= 0.0 && d3 <= 0.0 {
-        return (p - (a + ab * (d1 / (d1 - d3)))).length();
-    }
-    let cp = p - c;
-    let (d5, d6) = (ab.dot(cp), ac.dot(cp));
-    if d6 >= 0.0 && d5 <= d6 {
-        return cp.length();
-    }
-    let vb = d5 * d2 - d1 * d6;
-    if vb <= 0.0 && d2 >= 0.0 && d6 <= 0.0 {
-        return (p - (a + ac * (d2 / (d2 - d6)))).length();
-    }
-    let va = d3 * d6 - d5 * d4;
-    if va <= 0.0 && (d4 - d3) >= 0.0 && (d5 - d6) >= 0.0 {
-        return (p - (b + (c - b) * ((d4 - d3) / ((d4 - d3) + (d5 - d6))))).length();
-    }
-    let denom = 1.0 / (va + vb + vc);
-    (p - (a + ab * (vb * denom) + ac * (vc * denom))).length()
 }
 
 /// Rounds of normal smoothing before fitted offsets.
