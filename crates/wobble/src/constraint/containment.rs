@@ -8,7 +8,7 @@
 //! faces around o(i) (the two outer segments at o(i) for a 2D ring) and every other
 //! outer face that comes within the margin m_i of x_i (each face's box, inflated by
 //! the margin, is tested directly on small bodies and through a bounding-volume hierarchy
-//! rebuilt at each projection on large ones), so a flattened body's inner particles
+//! refitted or rebuilt at each projection on large ones), so a flattened body's inner particles
 //! also see the opposite skin. Let c be the candidate point closest to x_i, lying on a
 //! feature — a face interior, an edge or a vertex — with barycentric weights b_k on
 //! that feature's vertices, and let n be the feature's outward unit pseudo-normal:
@@ -59,6 +59,13 @@ pub const DEFAULT_MARGIN_FRACTION: f64 = 0.1;
 const BRUTE_FORCE_PAIRS: usize = 4096;
 /// Faces per leaf of the bounding-volume hierarchy.
 const LEAF_FACES: usize = 4;
+/// The hierarchy is refitted (its boxes recomputed bottom-up around the same
+/// tree) while the summed surface area of its nodes stays within this factor of
+/// its area right after its last full build; past it, the tree is built anew.
+const REFIT_LIMIT: f64 = 1.5;
+/// The hierarchy is built anew once a projection's searches visit more than
+/// this factor times the nodes they visited right after its last full build.
+const VISIT_LIMIT: f64 = 1.2;
 
 /// A node of the bounding-volume hierarchy over face boxes: its box, and either
 /// two children (`left`, `left + 1`… stored as indices) or a range of leaf faces
@@ -113,10 +120,19 @@ pub struct Containment {
     /// Largest margin, m.
     max_margin: f64,
     /// Scratch: a bounding-volume hierarchy over the faces' margin-inflated
-    /// boxes, rebuilt at each projection (empty on small bodies).
+    /// boxes, refitted or rebuilt at each projection (empty on small bodies).
     tree: Vec<Node>,
     /// Scratch: face order of the hierarchy's leaves.
     order: Vec<u32>,
+    /// Summed surface area of the hierarchy's nodes right after its last full
+    /// build (0 when there is none to refit: no tree, or one that left out a
+    /// non-finite box).
+    built_area: f64,
+    /// Nodes of the hierarchy visited by the searches of the projection right
+    /// after its last full build.
+    built_visits: u64,
+    /// Full builds of the hierarchy so far (refits are not counted).
+    pub tree_builds: u64,
     /// Scratch: margin-inflated box of each face.
     boxes: Vec<(DVec3, DVec3)>,
     /// Scratch: per pair, the face its closest feature lay on at the last
@@ -205,6 +221,9 @@ impl Containment {
             max_margin,
             tree: Vec::new(),
             order: Vec::new(),
+            built_area: 0.0,
+            built_visits: 0,
+            tree_builds: 0,
             boxes: Vec::new(),
             face_tests: 0,
             hint: Vec::new(),
@@ -296,15 +315,21 @@ impl Containment {
         Closest { point, verts, weights, normal, dist2: (p - point).length_squared(), face: f as u32 }
     }
 
-    /// Recomputes the face and vertex normals and rebuilds the search structure:
-    /// a bounding-volume hierarchy over each face's box inflated by the largest
-    /// margin (median splits along the longest axis of the boxes' centres, leaves
-    /// of [`LEAF_FACES`]), so a point's candidate faces are found in time that
-    /// grows with the log of the face count and with the faces actually near it.
-    /// A uniform grid was used before: once a sphere had collapsed into a
-    /// pancake thinner than a cell, each cell held the whole column of folded
-    /// skin (230 entries against 50 before), and a step cost 5.4 × one before the
-    /// collapse.
+    /// Recomputes the face and vertex normals and brings the search structure up
+    /// to date: a bounding-volume hierarchy over each face's box inflated by the
+    /// largest margin (median splits along the longest axis of the boxes' centres,
+    /// leaves of [`LEAF_FACES`]), so a point's candidate faces are found in time
+    /// that grows with the log of the face count and with the faces actually near
+    /// it. Between full builds the tree is refitted (each node's box recomputed
+    /// from its children, no sorting) until its summed node area exceeds
+    /// [`REFIT_LIMIT`] × its area when built, or a projection's searches visit
+    /// more than [`VISIT_LIMIT`] × the nodes they visited right after the build. The search is exact whatever the
+    /// tree's shape (it finds what testing every face finds), so refitting changes
+    /// the cost of a projection, never its result.
+    /// A uniform grid was used before the hierarchy: once a sphere had collapsed
+    /// into a pancake thinner than a cell, each cell held the whole column of
+    /// folded skin (230 entries against 50 before), and a step cost 5.4 × one
+    /// before the collapse.
     fn rebuild_cells(&mut self, state: &State) {
         self.face_normals.clear();
         for f in 0..self.faces.len() {
@@ -317,24 +342,57 @@ impl Containment {
             self.vertex_normals.push(n);
         }
         self.boxes.clear();
+        let mut finite = true;
         for f in 0..self.faces.len() {
             let [a, b, c] = self.faces[f].map(|v| self.pos(state, v));
-            self.boxes.push((a.min(b).min(c) - self.max_margin, a.max(b).max(c) + self.max_margin));
+            let (lo, hi) = (a.min(b).min(c) - self.max_margin, a.max(b).max(c) + self.max_margin);
+            finite &= lo.is_finite() && hi.is_finite();
+            self.boxes.push((lo, hi));
+        }
+        if self.faces.len() * self.pairs.len() <= BRUTE_FORCE_PAIRS {
+            // Small bodies: testing every box is cheaper than building a tree.
+            self.tree.clear();
+            return;
+        }
+        if finite && self.built_area > 0.0 && self.refit() <= REFIT_LIMIT * self.built_area {
+            return;
         }
         self.tree.clear();
         self.order.clear();
-        if self.faces.len() * self.pairs.len() <= BRUTE_FORCE_PAIRS {
-            // Small bodies: testing every box is cheaper than building a tree.
-            return;
-        }
         // A non-finite box (a state that is blowing up, about to be reported by the
-        // world's health check) is left out.
+        // world's health check) is left out, and such a tree is never refitted.
         self.order.extend(
             (0..self.faces.len() as u32)
                 .filter(|&f| self.boxes[f as usize].0.is_finite() && self.boxes[f as usize].1.is_finite()),
         );
         let n = self.order.len();
         self.build_node(0, n);
+        self.tree_builds += 1;
+        self.built_area = if finite { self.tree.iter().map(|node| box_area(node.lo, node.hi)).sum() } else { 0.0 };
+    }
+
+    /// Recomputes every node's box around the current face boxes, children
+    /// before parents (a node's children have larger indices); returns the summed
+    /// node area.
+    fn refit(&mut self) -> f64 {
+        let mut area = 0.0;
+        for i in (0..self.tree.len()).rev() {
+            let node = self.tree[i];
+            let (mut lo, mut hi) = (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY));
+            if node.count > 0 {
+                for &f in &self.order[node.start as usize..(node.start + node.count) as usize] {
+                    let (a, b) = self.boxes[f as usize];
+                    (lo, hi) = (lo.min(a), hi.max(b));
+                }
+            } else {
+                let (l, r) = (self.tree[node.start as usize], self.tree[node.right as usize]);
+                (lo, hi) = (l.lo.min(r.lo), l.hi.max(r.hi));
+            }
+            self.tree[i].lo = lo;
+            self.tree[i].hi = hi;
+            area += box_area(lo, hi);
+        }
+        area
     }
 
     /// Builds the node over `order[start..end]` and its subtree; returns its index.
@@ -381,12 +439,15 @@ impl Containment {
     /// The violation C = (x − c)·n + m of pair `k` at `state` (≤ 0 when satisfied),
     /// and the closest feature, over the partner's fan and (with `near`) the faces
     /// whose inflated boxes contain the particle.
-    fn violation(&self, state: &State, k: usize, near: bool) -> (f64, Closest, u64) {
+    ///
+    /// Also returns the faces tested for their closest point and the hierarchy's
+    /// nodes visited.
+    fn violation(&self, state: &State, k: usize, near: bool) -> (f64, Closest, u64, u64) {
         let (inner, partner, m) = self.pairs[k];
         let p = state.x.get(inner as usize);
         let range = self.fan_start[partner as usize] as usize..self.fan_start[partner as usize + 1] as usize;
         let mut best: Option<Closest> = None;
-        let mut tests = 0u64;
+        let (mut tests, mut visits) = (0u64, 0u64);
         // An upper bound on the closest distance: the face found closest at the
         // previous projection (a hint only, see below).
         // It bounds the search only when that face is itself a candidate (one of
@@ -400,7 +461,7 @@ impl Containment {
             .get(k)
             .filter(|&&f| (f as usize) < self.faces.len() && candidate(f))
             .map_or(f64::INFINITY, |&f| self.closest_on_face(state, f as usize, p).dist2);
-        let mut consider = |f: usize| {
+        let mut consider = |f: usize, bound: &mut f64| {
             // A face whose plane is farther than the bound cannot hold the closest
             // point: skip it without the closest-point search (in a collapsed body
             // many folded faces lie within the margin of a particle). The slack
@@ -415,24 +476,26 @@ impl Containment {
                 let normal = (b - a).cross(c - a);
                 let (r, n2) = (p - a, normal.length_squared());
                 let d = r.dot(normal);
-                if n2 > 0.0 && d * d > (bound * (1.0 + 1e-9) + 1e-24 * r.length_squared()) * n2 {
+                if n2 > 0.0 && d * d > (*bound * (1.0 + 1e-9) + 1e-24 * r.length_squared()) * n2 {
                     return;
                 }
             }
             tests += 1;
             let c = self.closest_on_face(state, f, p);
-            bound = bound.min(c.dist2);
-            if best.is_none_or(|b| c.dist2 < b.dist2) {
+            *bound = bound.min(c.dist2);
+            // Ties (a shared edge or vertex reached from two faces) go to the
+            // lower face index, so the result never depends on the visiting order.
+            if best.is_none_or(|b| c.dist2 < b.dist2 || (c.dist2 == b.dist2 && c.face < b.face)) {
                 best = Some(c);
             }
         };
         for &f in &self.fan[range.clone()] {
-            consider(f as usize);
+            consider(f as usize, &mut bound);
         }
         if near && self.tree.is_empty() {
             for (f, &(lo, hi)) in self.boxes.iter().enumerate() {
                 if p.cmpge(lo).all() && p.cmple(hi).all() && !self.fan[range.clone()].contains(&(f as u32)) {
-                    consider(f);
+                    consider(f, &mut bound);
                 }
             }
         } else if near {
@@ -442,6 +505,7 @@ impl Containment {
             let mut top = 1;
             while top > 0 {
                 top -= 1;
+                visits += 1;
                 let node = self.tree[stack[top] as usize];
                 if !(p.cmpge(node.lo).all() && p.cmple(node.hi).all()) {
                     continue;
@@ -450,7 +514,7 @@ impl Containment {
                     for &f in &self.order[node.start as usize..(node.start + node.count) as usize] {
                         let (lo, hi) = self.boxes[f as usize];
                         if p.cmpge(lo).all() && p.cmple(hi).all() && !self.fan[range.clone()].contains(&f) {
-                            consider(f as usize);
+                            consider(f as usize, &mut bound);
                         }
                     }
                 } else if top + 2 <= stack.len() {
@@ -461,7 +525,7 @@ impl Containment {
             }
         }
         let best = best.expect("every surface vertex has a face");
-        ((p - best.point).dot(best.normal) + m, best, tests)
+        ((p - best.point).dot(best.normal) + m, best, tests, visits)
     }
 
     /// Largest violation C over all pairs at `state`, m (≤ 0 when every inner
@@ -473,6 +537,12 @@ impl Containment {
         probe.rebuild_cells(state);
         (0..self.pairs.len()).map(|k| probe.violation(state, k, true).0).fold(f64::NEG_INFINITY, f64::max)
     }
+}
+
+/// Surface area of the box [lo, hi].
+fn box_area(lo: DVec3, hi: DVec3) -> f64 {
+    let d = hi - lo;
+    2.0 * (d.x * d.y + d.y * d.z + d.z * d.x)
 }
 
 /// Distinct vertices of a stored face (a segment repeats its second end).
@@ -540,13 +610,15 @@ impl Constraint for Containment {
 
     fn project(&mut self, ctx: &ConstraintContext<'_>, state: &mut State) {
         let w = &ctx.particles.inv_mass;
-        let (mut corrections, mut worst, mut tests) = (0, f64::NEG_INFINITY, 0);
+        let (mut corrections, mut worst, mut tests, mut visits) = (0, f64::NEG_INFINITY, 0, 0);
+        let built = self.tree_builds;
         self.rebuild_cells(state);
         self.hint.resize(self.pairs.len(), u32::MAX);
         for k in 0..self.pairs.len() {
-            let (c, feat, t) = self.violation(state, k, true);
+            let (c, feat, t, n) = self.violation(state, k, true);
             self.hint[k] = feat.face;
             tests += t;
+            visits += n;
             worst = worst.max(c);
             if c <= 0.0 || feat.normal == DVec3::ZERO {
                 continue;
@@ -582,6 +654,13 @@ impl Constraint for Containment {
         self.corrections = corrections;
         self.worst = worst;
         self.face_tests = tests;
+        // The search's cost right after a build is the yardstick for the refitted
+        // tree: past VISIT_LIMIT × that many node visits the next projection builds anew.
+        if self.tree_builds != built {
+            self.built_visits = visits;
+        } else if visits as f64 > VISIT_LIMIT * self.built_visits as f64 {
+            self.built_area = 0.0;
+        }
     }
 
     /// Corrections and the largest violation (m) found in the last projection.
@@ -591,6 +670,7 @@ impl Constraint for Containment {
             ("worst_violation", self.worst),
             ("face_tests", self.face_tests as f64),
             ("tree_nodes", self.tree.len() as f64),
+            ("tree_builds", self.tree_builds as f64),
         ]
     }
 }
@@ -612,7 +692,7 @@ mod tests {
             let (lo, hi) = c.boxes[f];
             if fan.contains(&(f as u32)) || (p.cmpge(lo).all() && p.cmple(hi).all()) {
                 let cand = c.closest_on_face(state, f, p);
-                if best.is_none_or(|b| cand.dist2 < b.dist2) {
+                if best.is_none_or(|b| cand.dist2 < b.dist2 || (cand.dist2 == b.dist2 && cand.face < b.face)) {
                     best = Some(cand);
                 }
             }
@@ -653,7 +733,7 @@ mod tests {
             let mut tests = [0u64; 3];
             for (pass, count) in tests.iter_mut().enumerate() {
                 for k in 0..c.pairs.len() {
-                    let (v, feat, t) = c.violation(&state, k, true);
+                    let (v, feat, t, _) = c.violation(&state, k, true);
                     *count += t;
                     assert_eq!(v.to_bits(), brute_force(&c, &state, k).to_bits(), "round {round} pass {pass} pair {k}");
                     if pass == 0 {
@@ -667,6 +747,34 @@ mod tests {
                 }
             }
             assert!(tests[1] < tests[0], "the hint saves closest-point searches: {tests:?}");
+            // A small move refits the same tree (no new build); the search still
+            // finds exactly what testing every face finds.
+            let builds = c.tree_builds;
+            for i in 0..state.len() {
+                let p = state.x.get(i);
+                state.x.set(i, p + DVec3::new(next(), next(), next()) * 0.01);
+            }
+            c.rebuild_cells(&state);
+            assert_eq!(c.tree_builds, builds, "round {round}: a small move refits");
+            for k in 0..c.pairs.len() {
+                let v = c.violation(&state, k, true).0;
+                assert_eq!(v.to_bits(), brute_force(&c, &state, k).to_bits(), "round {round} refitted, pair {k}");
+            }
+        }
+        // Scrambling the particles over a larger ball spreads each refitted node
+        // over faces far apart: the tree is built anew. (A smooth deformation,
+        // even a sphere squashed flat, keeps neighbouring faces together and the
+        // refitted tree as good as a new one.)
+        let mut state = State::default();
+        for _ in &pts {
+            state.push(DVec3::new(next(), next(), next()) * 2.0, DVec3::ZERO);
+        }
+        let builds = c.tree_builds;
+        c.rebuild_cells(&state);
+        assert_eq!(c.tree_builds, builds + 1, "a scrambled body rebuilds the hierarchy");
+        for k in 0..c.pairs.len() {
+            let v = c.violation(&state, k, true).0;
+            assert_eq!(v.to_bits(), brute_force(&c, &state, k).to_bits(), "scrambled, pair {k}");
         }
     }
 }
