@@ -101,6 +101,11 @@ pub struct Drop {
     pub sag: f64,
     /// Settled volume / built volume.
     pub settled_volume: f64,
+    /// Particles within 0.1 mm of the lowest one at the end: how many carry the
+    /// body on the floor.
+    pub on_floor: usize,
+    /// Mean edge length of the skin as built, m.
+    pub edge: f64,
     /// (time, volume ratio, height ratio) every 10 ms.
     pub trace: Vec<(f64, f64, f64)>,
     /// The world at the end, for pictures.
@@ -167,7 +172,16 @@ pub fn drop(body: &Body, seconds: f64) -> Result<Drop, String> {
             trace.push((world.time(), v, height(&world) / h0));
         }
     }
+    let lowest = world.state.x.iter().map(|p| p.y).fold(f64::INFINITY, f64::min);
+    let on_floor = world.state.x.iter().filter(|p| p.y < lowest + 1e-4).count();
+    let edge = tris
+        .iter()
+        .map(|t| (0..3).map(|k| rest.get(t[k] as usize).distance(rest.get(t[(k + 1) % 3] as usize))).sum::<f64>())
+        .sum::<f64>()
+        / (3 * tris.len()).max(1) as f64;
     Ok(Drop {
+        on_floor,
+        edge,
         triangles: tris.len(),
         particles: world.state.len(),
         volume_at_judged: at_judged,
@@ -299,6 +313,34 @@ fn run(dir: &Path) -> Result<Outcome, String> {
         agree &= sag <= TOLERANCE && volume <= TOLERANCE;
         body.push_str(&format!("| {what} | {:.1} % | {:.2} % |\n", 100.0 * sag, 100.0 * volume));
     }
+    // How the sphere's sag moves with the resolution: the coarser levels as well.
+    let coarser = [Body::sphere(2), Body::sphere(3)].iter().map(|b| drop(b, DURATION)).collect::<Result<Vec<_>, _>>()?;
+    let levels: Vec<(u32, &Drop)> = [(2, &coarser[0]), (3, &coarser[1]), (4, &drops[2]), (5, &drops[3])].into();
+    body.push_str(
+        "\nThe sphere's settled sag by level (the same material values; each level halves the edge):\n\n\
+         | level | particles | mean edge (mm) | particles on the floor | settled sag | change from the level before |\n|---|---|---|---|---|---|\n",
+    );
+    for (k, (level, d)) in levels.iter().enumerate() {
+        let change = if k == 0 {
+            "—".to_owned()
+        } else {
+            let before = levels[k - 1].1.sag;
+            format!("{:+.1} %", 100.0 * (d.sag - before) / before)
+        };
+        body.push_str(&format!(
+            "| {level} | {} | {:.1} | {} | {:.3} % | {change} |\n",
+            d.particles,
+            1e3 * d.edge,
+            d.on_floor,
+            100.0 * d.sag
+        ));
+    }
+    body.push_str(
+        "\nThe body rests on a handful of particles (its contact patch is a few edges across at these \
+         resolutions), so the dent under it, and with it the sag, is resolved only coarsely; the settled \
+         volume, which the gas and the membrane's material values set, agrees to a fraction of a per cent \
+         at every level.\n",
+    );
     body.push_str(&format!(
         "\nEvery body: 20 cm, default material values, implicit Euler at 1 ms, dropped from 1 cm. \
          Volume kept within {:.0} % at 1 s with no triangle turned over: **{}**. Two resolutions agree within {:.0} %: **{}**.\n",
