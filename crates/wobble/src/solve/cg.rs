@@ -482,10 +482,8 @@ fn forward_sweep(
         for k in a.row_ptr[i] as usize..a.diag[i] as usize {
             s -= a.blocks[k] * y.get(a.cols[k] as usize);
         }
-        for &(j, block) in extra.row(i) {
-            if (j as usize) < i {
-                s -= block * y.get(j as usize);
-            }
+        for &(j, block) in extra.lower(i) {
+            s -= block * y.get(j as usize);
         }
         y.set(i, *inv * s);
     }
@@ -507,10 +505,8 @@ fn backward_sweep(a: &BlockMatrix, extra: &Stencils, inv: &[DMat3], fixed: &[boo
         for k in a.diag[i] as usize + 1..a.row_ptr[i + 1] as usize {
             s -= a.blocks[k] * t.get(a.cols[k] as usize);
         }
-        for &(j, block) in extra.row(i) {
-            if (j as usize) > i {
-                s -= block * t.get(j as usize);
-            }
+        for &(j, block) in extra.upper(i) {
+            s -= block * t.get(j as usize);
         }
         t.set(i, inv[i] * s);
     }

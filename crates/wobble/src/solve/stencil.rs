@@ -28,8 +28,10 @@ pub struct Stencils {
     /// Each stencil's block M.
     pub blocks: Vec<DMat3>,
     /// The off-diagonal blocks by row ([`Stencils::index`]): row i's are
-    /// `entries[row_ptr[i]..row_ptr[i + 1]]`, (column, block) in stencil order.
+    /// `entries[row_ptr[i]..row_ptr[i + 1]]`, (column, block), those left of the
+    /// diagonal up to `row_mid[i]` and those right of it from there.
     row_ptr: Vec<u32>,
+    row_mid: Vec<u32>,
     entries: Vec<(u32, DMat3)>,
     /// Scratch of [`Stencils::index`].
     cursor: Vec<u32>,
@@ -45,41 +47,51 @@ impl Stencils {
         self.blocks.clear();
         self.entries.clear();
         self.row_ptr.clear();
+        self.row_mid.clear();
         self.indexed = 0;
     }
 
     /// Sorts the off-diagonal blocks w_a w_b M (a ≠ b) into rows of an n-row
     /// matrix, so that the preconditioner's sweeps can take them with the matrix's
-    /// own rows (a counting pass; the storage is kept from step to step).
+    /// own rows (a counting pass; the storage is kept from step to step). Within a
+    /// row the blocks left of the diagonal come first and those right of it after,
+    /// each part in stencil order: the forward sweep reads only the first part and
+    /// the backward sweep only the second.
     pub fn index(&mut self, n: usize) {
+        let pairs = |p: &[u32; 4], w: &[f64; 4]| {
+            let (p, w) = (*p, *w);
+            (0..4).flat_map(move |a| (0..4).map(move |b| (a, b))).filter(move |&(a, b)| {
+                a != b && w[a] * w[b] != 0.0 && p[a] != p[b]
+            })
+        };
         self.row_ptr.clear();
         self.row_ptr.resize(n + 1, 0);
+        self.row_mid.clear();
+        self.row_mid.resize(n, 0);
         for (p, w) in self.particles.iter().zip(&self.weights) {
-            for a in 0..4 {
-                for b in 0..4 {
-                    if a != b && w[a] * w[b] != 0.0 && p[a] != p[b] {
-                        self.row_ptr[p[a] as usize + 1] += 1;
-                    }
+            for (a, b) in pairs(p, w) {
+                self.row_ptr[p[a] as usize + 1] += 1;
+                if p[b] < p[a] {
+                    self.row_mid[p[a] as usize] += 1;
                 }
             }
         }
         for i in 0..n {
             self.row_ptr[i + 1] += self.row_ptr[i];
+            self.row_mid[i] += self.row_ptr[i];
         }
         self.entries.clear();
         self.entries.resize(self.row_ptr[n] as usize, (0, DMat3::ZERO));
-        // Fill each row from its start with a moving cursor.
+        // Fill each row's two parts from their starts with moving cursors.
         self.cursor.clear();
         self.cursor.extend_from_slice(&self.row_ptr[..n]);
+        self.cursor.extend_from_slice(&self.row_mid);
         for ((p, w), m) in self.particles.iter().zip(&self.weights).zip(&self.blocks) {
-            for a in 0..4 {
-                for b in 0..4 {
-                    if a != b && w[a] * w[b] != 0.0 && p[a] != p[b] {
-                        let row = p[a] as usize;
-                        self.entries[self.cursor[row] as usize] = (p[b], *m * (w[a] * w[b]));
-                        self.cursor[row] += 1;
-                    }
-                }
+            for (a, b) in pairs(p, w) {
+                let row = p[a] as usize;
+                let c = if p[b] < p[a] { row } else { n + row };
+                self.entries[self.cursor[c] as usize] = (p[b], *m * (w[a] * w[b]));
+                self.cursor[c] += 1;
             }
         }
         self.indexed = self.blocks.len();
@@ -91,14 +103,26 @@ impl Stencils {
         self.indexed == self.blocks.len() && (self.blocks.is_empty() || self.row_ptr.len() == n + 1)
     }
 
-    /// Off-diagonal blocks of row i: (column, block).
+    /// Off-diagonal blocks of row i left of the diagonal (column < i): (column,
+    /// block), in stencil order.
     #[inline]
     #[must_use]
-    pub fn row(&self, i: usize) -> &[(u32, DMat3)] {
+    pub fn lower(&self, i: usize) -> &[(u32, DMat3)] {
         if self.row_ptr.len() <= i + 1 {
             return &[];
         }
-        &self.entries[self.row_ptr[i] as usize..self.row_ptr[i + 1] as usize]
+        &self.entries[self.row_ptr[i] as usize..self.row_mid[i] as usize]
+    }
+
+    /// Off-diagonal blocks of row i right of the diagonal (column > i): (column,
+    /// block), in stencil order.
+    #[inline]
+    #[must_use]
+    pub fn upper(&self, i: usize) -> &[(u32, DMat3)] {
+        if self.row_ptr.len() <= i + 1 {
+            return &[];
+        }
+        &self.entries[self.row_mid[i] as usize..self.row_ptr[i + 1] as usize]
     }
 
     /// Number of stencils.
