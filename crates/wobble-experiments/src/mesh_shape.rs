@@ -314,7 +314,8 @@ fn run(dir: &Path) -> Result<Outcome, String> {
         body.push_str(&format!("| {what} | {:.1} % | {:.2} % |\n", 100.0 * sag, 100.0 * volume));
     }
     // How the sphere's sag moves with the resolution: the coarser levels as well.
-    let coarser = [Body::sphere(2), Body::sphere(3)].iter().map(|b| drop(b, DURATION)).collect::<Result<Vec<_>, _>>()?;
+    let coarser =
+        [Body::sphere(2), Body::sphere(3)].iter().map(|b| drop(b, DURATION)).collect::<Result<Vec<_>, _>>()?;
     let levels: Vec<(u32, &Drop)> = [(2, &coarser[0]), (3, &coarser[1]), (4, &drops[2]), (5, &drops[3])].into();
     body.push_str(
         "\nThe sphere's settled sag by level (the same material values; each level halves the edge):\n\n\

@@ -97,6 +97,9 @@ struct Closest {
     dist2: f64,
     /// The face it lies on.
     face: u32,
+    /// A triangle's vertex: its pseudo-normal is left out of `normal` (zero)
+    /// until the search has chosen this feature (see [`Containment::violation`]).
+    at_vertex: bool,
 }
 
 /// Inner particles kept inside an outer surface. See the module docs.
@@ -142,8 +145,11 @@ pub struct Containment {
     pub face_tests: u64,
     /// Scratch: unit outward normal of each face at the last rebuild.
     face_normals: Vec<DVec3>,
-    /// Scratch: pseudo-normal of each surface vertex at the last rebuild.
+    /// Scratch: pseudo-normal of each surface vertex at the last rebuild (2D
+    /// loops only; a triangle vertex's is computed when a search ends there).
     vertex_normals: Vec<DVec3>,
+    /// Scratch: each surface vertex's position at the last rebuild.
+    start: Vec<DVec3>,
     /// Inner particles moved in the last projection.
     pub corrections: usize,
     /// Largest violation C found in the last projection, m (≤ 0 when none).
@@ -229,6 +235,7 @@ impl Containment {
             hint: Vec::new(),
             face_normals: Vec::new(),
             vertex_normals: Vec::new(),
+            start: Vec::new(),
             corrections: 0,
             worst: f64::NEG_INFINITY,
         })
@@ -262,8 +269,8 @@ impl Containment {
     }
 
     /// Angle-weighted pseudo-normal of local vertex `v` (plain sum of the two edge
-    /// normals in 2D), from the face normals of the last rebuild.
-    fn compute_vertex_normal(&self, state: &State, v: u32) -> DVec3 {
+    /// normals in 2D), from the face normals and the positions of the last rebuild.
+    fn compute_vertex_normal(&self, v: u32) -> DVec3 {
         let range = self.fan_start[v as usize] as usize..self.fan_start[v as usize + 1] as usize;
         let mut n = DVec3::ZERO;
         for &f in &self.fan[range] {
@@ -274,8 +281,9 @@ impl Containment {
             }
             let t = self.faces[f as usize];
             let k = t.iter().position(|&u| u == v).unwrap_or(0);
-            let p = self.pos(state, v);
-            let (e1, e2) = (self.pos(state, t[(k + 1) % 3]) - p, self.pos(state, t[(k + 2) % 3]) - p);
+            let at = |u: u32| self.start[u as usize];
+            let p = at(v);
+            let (e1, e2) = (at(t[(k + 1) % 3]) - p, at(t[(k + 2) % 3]) - p);
             let angle = e1.cross(e2).length().atan2(e1.dot(e2));
             n += angle * nf;
         }
@@ -298,13 +306,21 @@ impl Containment {
             } else {
                 ([t[0], t[1], t[1]], [1.0 - s, s, 0.0], self.face_normals[f])
             };
-            return Closest { point, verts, weights, normal, dist2: (p - point).length_squared(), face: f as u32 };
+            return Closest {
+                point,
+                verts,
+                weights,
+                normal,
+                dist2: (p - point).length_squared(),
+                face: f as u32,
+                at_vertex: false,
+            };
         }
         let (bary, feature) = closest_barycentric(p, a, b, c);
         let point = a * bary[0] + b * bary[1] + c * bary[2];
         let (verts, weights, normal) = match feature {
             Feature::Face => (t, bary, self.face_normals[f]),
-            Feature::Vertex(k) => ([t[k]; 3], [1.0, 0.0, 0.0], self.vertex_normals[t[k] as usize]),
+            Feature::Vertex(k) => ([t[k]; 3], [1.0, 0.0, 0.0], DVec3::ZERO),
             Feature::Edge(k) => {
                 let (i, j) = (k, (k + 1) % 3);
                 let other = self.adjacent[f][k] as usize;
@@ -312,7 +328,15 @@ impl Containment {
                 ([t[i], t[j], t[j]], [bary[i], bary[j], 0.0], n)
             }
         };
-        Closest { point, verts, weights, normal, dist2: (p - point).length_squared(), face: f as u32 }
+        Closest {
+            point,
+            verts,
+            weights,
+            normal,
+            dist2: (p - point).length_squared(),
+            face: f as u32,
+            at_vertex: matches!(feature, Feature::Vertex(_)),
+        }
     }
 
     /// Recomputes the face and vertex normals and brings the search structure up
@@ -336,10 +360,20 @@ impl Containment {
             let n = self.compute_face_normal(state, f);
             self.face_normals.push(n);
         }
-        self.vertex_normals.clear();
+        self.start.clear();
         for v in 0..self.verts.len() {
-            let n = self.compute_vertex_normal(state, v as u32);
-            self.vertex_normals.push(n);
+            let p = self.pos(state, v as u32);
+            self.start.push(p);
+        }
+        // A triangle vertex's pseudo-normal (angle-weighted: an arctangent per
+        // face around it) is computed only for the few searches that end at a
+        // vertex; a loop's (a plain sum) for every vertex here.
+        self.vertex_normals.clear();
+        if self.planar {
+            for v in 0..self.verts.len() {
+                let n = self.compute_vertex_normal(v as u32);
+                self.vertex_normals.push(n);
+            }
         }
         self.boxes.clear();
         let mut finite = true;
@@ -524,7 +558,10 @@ impl Containment {
                 }
             }
         }
-        let best = best.expect("every surface vertex has a face");
+        let mut best = best.expect("every surface vertex has a face");
+        if best.at_vertex {
+            best.normal = self.compute_vertex_normal(best.verts[0]);
+        }
         ((p - best.point).dot(best.normal) + m, best, tests, visits)
     }
 
@@ -698,7 +735,8 @@ mod tests {
             }
         }
         let b = best.unwrap();
-        (p - b.point).dot(b.normal) + m
+        let normal = if b.at_vertex { c.compute_vertex_normal(b.verts[0]) } else { b.normal };
+        (p - b.point).dot(normal) + m
     }
 
     #[test]

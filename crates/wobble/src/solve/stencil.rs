@@ -60,9 +60,9 @@ impl Stencils {
     pub fn index(&mut self, n: usize) {
         let pairs = |p: &[u32; 4], w: &[f64; 4]| {
             let (p, w) = (*p, *w);
-            (0..4).flat_map(move |a| (0..4).map(move |b| (a, b))).filter(move |&(a, b)| {
-                a != b && w[a] * w[b] != 0.0 && p[a] != p[b]
-            })
+            (0..4)
+                .flat_map(move |a| (0..4).map(move |b| (a, b)))
+                .filter(move |&(a, b)| a != b && w[a] * w[b] != 0.0 && p[a] != p[b])
         };
         self.row_ptr.clear();
         self.row_ptr.resize(n + 1, 0);

@@ -47,6 +47,8 @@ pub struct SpringNetwork {
     gather: Vec<u32>,
     /// Per-spring forces of the scattered list, for the parallel gather.
     scratch: Vec3s,
+    /// The law of every scattered spring, when they share one.
+    scattered_law: Option<SpringLaw>,
     n_particles: usize,
 }
 
@@ -146,6 +148,7 @@ impl SpringNetwork {
             gather_offsets: Vec::new(),
             gather: Vec::new(),
             scratch: Vec3s::zeros(order.len() - scattered_start),
+            scattered_law: None,
             n_particles,
         };
         for &i in &order {
@@ -173,6 +176,10 @@ impl SpringNetwork {
         }
         net.law_id = order.iter().map(|&i| law_by_insertion[i]).collect();
         net.laws = laws;
+        net.scattered_law = match net.law_id.get(scattered_start) {
+            Some(&first) if net.law_id[scattered_start..].iter().all(|&l| l == first) => Some(net.laws[first as usize]),
+            _ => None,
+        };
 
         // CSR of scattered springs per particle, each list in spring order.
         let mut counts = vec![0u32; n_particles + 1];
@@ -320,6 +327,37 @@ impl SpringNetwork {
         );
     }
 
+    /// The scattered springs' forces added to `f` in spring order, every spring
+    /// with the law magnitude `g`: the arithmetic of [`scalar_force`], on the
+    /// component slices.
+    #[inline(always)]
+    fn add_scattered_serial(&self, state: &State, f: &mut Vec3s, g: impl Fn(f64, f64, f64) -> f64) {
+        let s0 = self.scattered_start;
+        let [xx, xy, xz] = state.x.components();
+        let [vx, vy, vz] = state.v.components();
+        let [fx, fy, fz] = f.components_mut();
+        let ends = self.a[s0..].iter().zip(&self.b[s0..]);
+        let params = self.rest[s0..].iter().zip(&self.k[s0..]).zip(&self.c[s0..]);
+        for ((&a, &b), ((&rest, &k), &c)) in ends.zip(params) {
+            let (a, b) = (a as usize, b as usize);
+            let (mut dx, mut dy, mut dz) = (xx[b] - xx[a], xy[b] - xy[a], xz[b] - xz[a]);
+            let l = (dx * dx + dy * dy + dz * dz).sqrt();
+            let il = 1.0 / l;
+            dx *= il;
+            dy *= il;
+            dz *= il;
+            let dv = (vx[b] - vx[a]) * dx + (vy[b] - vy[a]) * dy + (vz[b] - vz[a]) * dz;
+            let m = g(l, rest, k) + c * dv;
+            let (px, py, pz) = (m * dx, m * dy, m * dz);
+            fx[a] += px;
+            fy[a] += py;
+            fz[a] += pz;
+            fx[b] -= px;
+            fy[b] -= py;
+            fz[b] -= pz;
+        }
+    }
+
     fn add_scattered_forces(&mut self, state: &State, f: &mut Vec3s) {
         let s0 = self.scattered_start;
         let count = self.len() - s0;
@@ -329,11 +367,24 @@ impl SpringNetwork {
         let bs = crate::par::block_len(self.n_particles);
         if bs >= self.n_particles {
             // Same contributions in the same per-particle order as the gather below.
-            for s in s0..self.len() {
-                let (a, b) = self.ends(s);
-                let fa = self.spring_force(s, &state.x, &state.v);
-                f.add(a, fa);
-                f.sub(b, fa);
+            // One law for every scattered spring (the common case) is dispatched
+            // once, outside the loop.
+            match self.scattered_law {
+                Some(SpringLaw::Linear) => {
+                    self.add_scattered_serial(state, f, |l, rest, k| SpringLaw::Linear.g(l, rest, k))
+                }
+                Some(SpringLaw::StVK) => {
+                    self.add_scattered_serial(state, f, |l, rest, k| SpringLaw::StVK.g(l, rest, k))
+                }
+                Some(law) => self.add_scattered_serial(state, f, |l, rest, k| law.g(l, rest, k)),
+                None => {
+                    for s in s0..self.len() {
+                        let (a, b) = self.ends(s);
+                        let fa = self.spring_force(s, &state.x, &state.v);
+                        f.add(a, fa);
+                        f.sub(b, fa);
+                    }
+                }
             }
             return;
         }
