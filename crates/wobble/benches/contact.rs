@@ -7,11 +7,14 @@
 //! the candidate pairs, and the two-thread speed-up beside the machine's capacity
 //! at that moment (two one-thread worlds run side by side, in units of one core;
 //! see docs/performance.md). The timed window starts after the first 0.15 s of free
-//! fall, when the cloth folds onto itself.
+//! fall, when the cloth folds onto itself. The runs without contact, with contact on
+//! one thread and with contact on two take turns in blocks of ten steps, so that
+//! their ratios are taken on the same machine state.
 
 use std::time::Instant;
 
 use wobble::build::crumple::crumple_world;
+use wobble::World;
 use wobble::integrate::IntegratorKind;
 use wobble::par::pinned_pool;
 
@@ -23,20 +26,65 @@ struct Timing {
     pairs: usize,
 }
 
+/// Steps one world takes before the next world's turn.
+const BLOCK: u64 = 10;
+
+/// Times crumples side by side: case k (`self_collide`, pool) steps `steps` times,
+/// the cases taking turns in blocks of [`BLOCK`] steps (the order reversed every
+/// round), so that a slow minute of a shared machine weighs on every case alike.
+fn time_together(kind: IntegratorKind, dt: f64, steps: u64, cases: &[(bool, &rayon::ThreadPool)]) -> Vec<Timing> {
+    let mut worlds: Vec<World> = cases
+        .iter()
+        .map(|&(self_collide, pool)| {
+            pool.install(|| {
+                let mut world = crumple_world(N, kind, dt, self_collide).expect("crumple");
+                world.run((0.15 / dt).round() as u64).expect("warm-up");
+                world
+            })
+        })
+        .collect();
+    let mut seconds = vec![0.0; cases.len()];
+    let mut phases = vec![[0.0; 3]; cases.len()];
+    let (mut done, mut round) = (0, 0);
+    while done < steps {
+        let block = BLOCK.min(steps - done);
+        let order: Vec<usize> =
+            if round % 2 == 0 { (0..cases.len()).collect() } else { (0..cases.len()).rev().collect() };
+        for k in order {
+            let (world, pool) = (&mut worlds[k], cases[k].1);
+            let start = Instant::now();
+            pool.install(|| {
+                for _ in 0..block {
+                    world.step().expect("step");
+                    let c = world.last_contact();
+                    phases[k][0] += c.seconds_broad;
+                    phases[k][1] += c.seconds_narrow;
+                    phases[k][2] += c.seconds_response;
+                }
+            });
+            seconds[k] += start.elapsed().as_secs_f64();
+        }
+        done += block;
+        round += 1;
+    }
+    worlds
+        .iter()
+        .zip(seconds.iter().zip(&phases))
+        .map(|(world, (&total, p))| Timing {
+            steps_per_s: steps as f64 / total,
+            phases: p.map(|x| x / total),
+            pairs: world.last_contact().pairs,
+        })
+        .collect()
+}
+
 fn time(kind: IntegratorKind, dt: f64, self_collide: bool, steps: u64) -> Timing {
     let mut world = crumple_world(N, kind, dt, self_collide).expect("crumple");
     world.run((0.15 / dt).round() as u64).expect("warm-up");
-    let mut phases = [0.0; 3];
     let start = Instant::now();
-    for _ in 0..steps {
-        world.step().expect("step");
-        let c = world.last_contact();
-        phases[0] += c.seconds_broad;
-        phases[1] += c.seconds_narrow;
-        phases[2] += c.seconds_response;
-    }
+    world.run(steps).expect("steps");
     let total = start.elapsed().as_secs_f64();
-    Timing { steps_per_s: steps as f64 / total, phases: phases.map(|p| p / total), pairs: world.last_contact().pairs }
+    Timing { steps_per_s: steps as f64 / total, phases: [0.0; 3], pairs: world.last_contact().pairs }
 }
 
 fn main() {
@@ -48,9 +96,8 @@ fn main() {
     for (name, kind, dt, steps) in cases {
         let one = pinned_pool(1).expect("pool");
         let two = pinned_pool(2).expect("pool");
-        let off = one.install(|| time(kind, dt, false, steps));
-        let on1 = one.install(|| time(kind, dt, true, steps));
-        let on2 = two.install(|| time(kind, dt, true, steps));
+        let mut timed = time_together(kind, dt, steps, &[(false, &one), (true, &one), (true, &two)]).into_iter();
+        let (off, on1, on2) = (timed.next().expect("off"), timed.next().expect("on"), timed.next().expect("on, 2"));
         // Capacity: two one-thread worlds side by side, combined rate over one's.
         let pair = std::thread::scope(|s| {
             let a = s.spawn(|| pinned_pool(1).expect("pool").install(|| time(kind, dt, true, steps)));
