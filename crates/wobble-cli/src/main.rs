@@ -166,7 +166,7 @@ enum BenchKind {
         /// Cloth sizes N (N × N particles), comma-separated.
         #[arg(long, value_delimiter = ',', default_values_t = [32usize, 64, 128, 256])]
         sizes: Vec<usize>,
-        /// Linear solvers, comma-separated (cg, cg-jacobi).
+        /// Linear solvers, comma-separated (cg, cg-jacobi, cholesky, auto).
         #[arg(long, value_delimiter = ',', default_values_t = ["cg".to_string(), "cg-jacobi".to_string()])]
         solvers: Vec<String>,
         /// Steps per run (default: 400, 200, 100, 30 steps for N ≤ 32, 64, 128, more).

@@ -13,8 +13,8 @@
 
 use std::time::Instant;
 
-use wobble::build::crumple::crumple_world;
 use wobble::World;
+use wobble::build::crumple::crumple_world;
 use wobble::integrate::IntegratorKind;
 use wobble::par::pinned_pool;
 

@@ -119,6 +119,82 @@ fn block_jacobi_preconditioning_helps_on_badly_scaled_masses() {
 }
 
 #[test]
+fn the_direct_solver_converges_in_one_iteration_and_reports_indefinite_matrices() {
+    // With its exact factor as preconditioner CG is done after one iteration (the
+    // true residual then below 1e-12), with and without fixed rows; the symbolic
+    // analysis is made once for a pattern and reused.
+    let mut rng = Rng::new(31);
+    let n = 200;
+    let a = random_spd(&mut rng, n, 900, 1e3);
+    let settings = CgSettings { tolerance: 1e-12, solver: SolverKind::Cholesky, ..CgSettings::default() };
+    let mut cg = Cg::new(settings);
+    for fixed in [vec![], (0..n).map(|i| i % 7 == 3).collect::<Vec<bool>>()] {
+        let b = random_vec(&mut rng, n);
+        let mut x = Vec3s::zeros(n);
+        let report = cg.solve(&a, &b, &mut x, &fixed).unwrap();
+        assert!(report.iterations <= 1, "{} iterations", report.iterations);
+        assert!(report.residual <= 1e-12, "residual {:e}", report.residual);
+    }
+    // −I and a matrix with one negative diagonal block: a pivot that is not
+    // positive, reported as such.
+    let mut minus = BlockMatrix::with_pattern(4, &[(0, 1)]);
+    minus.add_scaled_mass(-1.0, &[1.0; 4]);
+    let mut tilted = random_spd(&mut rng, 30, 60, 1.0);
+    tilted.add(7, 7, DMat3::IDENTITY * -1e6);
+    for (name, m) in [("−I", minus), ("one negative block", tilted)] {
+        let b = random_vec(&mut rng, m.rows());
+        let mut x = Vec3s::zeros(m.rows());
+        match Cg::new(settings).solve(&m, &b, &mut x, &[]) {
+            Err(CgError::NotPositivePivot { .. }) => {}
+            other => panic!("{name} must be reported as not positive definite, got {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn auto_finishes_badly_conditioned_solves_directly() {
+    // Masses spread over six decades: block-SSOR CG needs well over the budget of
+    // `auto`, which then finishes with the factorisation in an iteration or two;
+    // a well-conditioned system stays with CG (identical iterations and answer).
+    use wobble::solve::cg::AUTO_SWITCH_ITERATIONS;
+    // A stiff chain (a 1D Laplacian: condition number about 4 (n/π)² k/(k + m)):
+    // what a long rope of stiff springs at a large step gives.
+    let mut rng = Rng::new(41);
+    let n = 800;
+    let links: Vec<(u32, u32)> = (0..n as u32 - 1).map(|i| (i, i + 1)).collect();
+    let mut bad = BlockMatrix::with_pattern(n, &links);
+    bad.add_scaled_mass(1.0, &vec![1.0; n]);
+    for &(i, j) in &links {
+        let k = DMat3::IDENTITY * 1e4;
+        let (i, j) = (i as usize, j as usize);
+        bad.add(i, i, k);
+        bad.add(j, j, k);
+        bad.add(i, j, -k);
+        bad.add(j, i, -k);
+    }
+    let good = random_spd(&mut rng, n, 4 * n, 1.0);
+    let b = random_vec(&mut rng, n);
+    let solve = |a: &BlockMatrix, solver: SolverKind| {
+        let mut x = Vec3s::zeros(n);
+        let settings = CgSettings { tolerance: 1e-10, max_iterations: 10_000, solver, ..CgSettings::default() };
+        let report = Cg::new(settings).solve(a, &b, &mut x, &[]).unwrap();
+        (report, x)
+    };
+    let (cg, x_cg) = solve(&bad, SolverKind::Cg);
+    let (auto, x_auto) = solve(&bad, SolverKind::Auto);
+    println!("stiff chain: cg {} iterations, auto {}", cg.iterations, auto.iterations);
+    assert!(cg.iterations > 2 * AUTO_SWITCH_ITERATIONS, "CG took only {} iterations", cg.iterations);
+    assert!(auto.iterations <= AUTO_SWITCH_ITERATIONS + 2, "auto took {} iterations", auto.iterations);
+    assert!(auto.residual <= 1e-10);
+    let diff = (0..n).map(|i| (x_cg.get(i) - x_auto.get(i)).length_squared()).sum::<f64>().sqrt();
+    assert!(diff <= 1e-8 * norm(&x_cg), "answers differ by {diff:e}");
+    let ((cg, x_cg), (auto, x_auto)) = (solve(&good, SolverKind::Cg), solve(&good, SolverKind::Auto));
+    assert!(cg.iterations < AUTO_SWITCH_ITERATIONS);
+    assert_eq!((cg.iterations, cg.residual), (auto.iterations, auto.residual));
+    assert_eq!(x_cg, x_auto);
+}
+
+#[test]
 fn cg_reports_indefinite_matrices_and_non_convergence() {
     let n = 4;
     let mut a = BlockMatrix::with_pattern(n, &[(0, 1)]);
@@ -391,11 +467,16 @@ fn indefinite_steps_fall_back_to_the_definite_jacobian() {
     let mut w =
         b.build(SimParams { dt: 0.02, integrator: IntegratorKind::ImplicitEuler, ..SimParams::default() }).unwrap();
     let width = |w: &World| w.state.x.get(11).x - w.state.x.get(0).x;
-    let w0 = width(&w);
-    let r = w.step().unwrap();
-    assert!(r.definite_fallback, "the exact system should have been indefinite: {r:?}");
-    w.run(50).unwrap();
-    assert!(width(&w) > w0, "the compressed cloth should expand: width {} → {}", w0, width(&w));
+    let start = w.save_state();
+    for solver in [SolverKind::Cg, SolverKind::Cholesky] {
+        w.restore_state(&start).unwrap();
+        w.set_solver_settings(CgSettings { solver, ..CgSettings::default() });
+        let w0 = width(&w);
+        let r = w.step().unwrap();
+        assert!(r.definite_fallback, "{solver:?}: the exact system should have been indefinite: {r:?}");
+        w.run(50).unwrap();
+        assert!(width(&w) > w0, "{solver:?}: the compressed cloth should expand: width {} → {}", w0, width(&w));
+    }
 }
 
 #[test]
@@ -662,7 +743,7 @@ fn stencils_outside_the_pattern_solve_as_blocks_inside_it() {
     }
     assert!(full.missed().is_empty() && with_diagonals.missed().is_empty());
     let b = random_vec(&mut rng, n);
-    for solver in [SolverKind::Cg, SolverKind::CgJacobi] {
+    for solver in [SolverKind::Cg, SolverKind::CgJacobi, SolverKind::Cholesky] {
         for fixed in [vec![], (0..n).map(|i| i % 9 == 0).collect::<Vec<bool>>()] {
             let settings = CgSettings { tolerance: 1e-12, max_iterations: 10_000, solver, ..CgSettings::default() };
             let (mut x1, mut x2) = (Vec3s::zeros(n), Vec3s::zeros(n));

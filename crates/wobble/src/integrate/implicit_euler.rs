@@ -366,7 +366,7 @@ impl ImplicitEuler {
             let trial = std::mem::take(&mut self.trial);
             self.delta.fill(DVec3::ZERO);
             let mut outcome = self.solve(sys, &trial, t + h, h, report.definite_fallback, Rhs::Given, times);
-            if matches!(outcome, Err(CgError::NotPositiveDefinite { .. })) {
+            if matches!(outcome, Err(CgError::NotPositiveDefinite { .. } | CgError::NotPositivePivot { .. })) {
                 report.definite_fallback = true;
                 self.delta.fill(DVec3::ZERO);
                 outcome = self.solve(sys, &trial, t + h, h, true, Rhs::Given, times);
@@ -466,7 +466,7 @@ impl Integrator for ImplicitEuler {
         let mut times = [Duration::ZERO; 3];
         let mut definite_fallback = false;
         let mut outcome = self.solve(sys, state, t, h, false, Rhs::Linearised, &mut times);
-        if matches!(outcome, Err(CgError::NotPositiveDefinite { .. })) {
+        if matches!(outcome, Err(CgError::NotPositiveDefinite { .. } | CgError::NotPositivePivot { .. })) {
             // The exact Jacobian made the system indefinite (compressed stiff springs
             // at a large step): solve again with the definite approximation.
             definite_fallback = true;

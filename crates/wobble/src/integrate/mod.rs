@@ -143,6 +143,19 @@ pub enum IntegratorError {
         /// pᵀ A p / |p|².
         curvature: f64,
     },
+    /// A pivot of the direct solver's Cholesky factorisation was not positive.
+    #[error(
+        "the implicit system matrix is not positive definite (pivot {row} of its Cholesky factorisation is not positive): reduce the time step, or the compression of stiff springs"
+    )]
+    NotPositivePivot {
+        /// Scalar row of the pivot, in the factorisation's order.
+        row: usize,
+    },
+    /// The direct solver could not be set up.
+    #[error(
+        "the sparse Cholesky factorisation of the implicit system could not be set up (out of memory); use `solver = \"cg\"`"
+    )]
+    FactorisationFailed,
     /// A force entering the linear solve was NaN or infinite.
     #[error(
         "a force on particle {particle} is not finite (NaN or infinite), so the implicit system cannot be solved: look for coincident particles (zero-length springs) or a blow-up"
@@ -160,6 +173,8 @@ impl From<CgError> for IntegratorError {
             CgError::NotPositiveDefinite { iteration, curvature } => {
                 IntegratorError::NotPositiveDefinite { iteration, curvature }
             }
+            CgError::NotPositivePivot { row } => IntegratorError::NotPositivePivot { row },
+            CgError::FactorisationFailed => IntegratorError::FactorisationFailed,
             CgError::NonFinite { particle } => IntegratorError::NonFinite { particle },
         }
     }

@@ -20,6 +20,7 @@ use std::time::Instant;
 
 use glam::{DMat3, DVec3};
 
+use super::cholesky::{Cholesky, FactorError};
 use super::{BlockMatrix, Stencils};
 use crate::model::Vec3s;
 
@@ -56,11 +57,30 @@ pub enum SolverKind {
     /// Conjugate gradients with block-Jacobi preconditioning started from zero: the
     /// solver before issue 13, kept for comparison.
     CgJacobi,
+    /// A direct solve: the sparse Cholesky factorisation of the system matrix
+    /// ([`super::cholesky`]), as the preconditioner of conjugate gradients, which
+    /// then converge in one iteration (a few with contact stencils outside the
+    /// pattern). The true residual is checked against the tolerance as for CG.
+    Cholesky,
+    /// [`SolverKind::Cg`] for up to [`AUTO_SWITCH_ITERATIONS`] iterations; a
+    /// system that needs more (badly conditioned: stiff springs against light
+    /// particles, a large step) is then finished by [`SolverKind::Cholesky`] from
+    /// the iterate reached. The choice is made afresh at every solve from
+    /// iteration counts alone, so it is the same on any machine, thread count or
+    /// resumed run.
+    Auto,
 }
+
+/// Conjugate-gradient iterations after which [`SolverKind::Auto`] turns to the
+/// direct solver: about where one factorisation and solve cost as much as the
+/// iterations they replace. On the benchmark cloth (`wobble bench implicit`,
+/// 2026-11-27, two runs) they cost as much as 42–49 block-SSOR iterations at 32²
+/// particles, 74–81 at 64² and 79 at 128².
+pub const AUTO_SWITCH_ITERATIONS: u32 = 60;
 
 impl SolverKind {
     /// Every kind, in the order the scene documentation lists them.
-    pub const ALL: [SolverKind; 2] = [SolverKind::Cg, SolverKind::CgJacobi];
+    pub const ALL: [SolverKind; 4] = [SolverKind::Cg, SolverKind::CgJacobi, SolverKind::Cholesky, SolverKind::Auto];
 
     /// The scene-file name.
     #[must_use]
@@ -68,6 +88,8 @@ impl SolverKind {
         match self {
             SolverKind::Cg => "cg",
             SolverKind::CgJacobi => "cg-jacobi",
+            SolverKind::Cholesky => "cholesky",
+            SolverKind::Auto => "auto",
         }
     }
 
@@ -133,6 +155,18 @@ pub enum CgError {
         /// pᵀ A p relative to |p|² (negative or zero, or NaN).
         curvature: f64,
     },
+    /// A pivot of the Cholesky factorisation ([`SolverKind::Cholesky`]) was not
+    /// positive: the matrix is not positive definite on the free particles.
+    #[error(
+        "the system matrix is not positive definite (pivot {row} of its Cholesky factorisation is not positive); reduce the time step or the compression of stiff springs"
+    )]
+    NotPositivePivot {
+        /// Scalar row of the pivot, in the factorisation's fill-reducing order.
+        row: usize,
+    },
+    /// The sparse Cholesky factorisation could not be set up (out of memory).
+    #[error("the sparse Cholesky factorisation of the system matrix could not be set up (out of memory)")]
+    FactorisationFailed,
     /// The right-hand side holds a NaN or infinity (a force was not finite).
     #[error(
         "the right-hand side of the linear system is not finite at particle {particle} (a force is NaN or infinite)"
@@ -167,6 +201,8 @@ pub struct Cg {
     dtilde: Vec<DMat3>,
     /// E = 2 D̃ − D (Eisenstat's correction; D itself where D is positive definite).
     extra: Vec<DMat3>,
+    /// The factorisation of [`SolverKind::Cholesky`].
+    direct: Cholesky,
 }
 
 impl Cg {
@@ -201,6 +237,45 @@ impl Cg {
         x: &mut Vec3s,
         fixed: &[bool],
     ) -> Result<CgReport, CgError> {
+        let settings = self.settings;
+        if settings.solver != SolverKind::Auto {
+            return self.solve_kind(a, extra, b, x, fixed);
+        }
+        // Block-SSOR CG within a budget, then the direct solver from its iterate.
+        let budget = AUTO_SWITCH_ITERATIONS.min(settings.max_iterations);
+        self.settings =
+            CgSettings { solver: SolverKind::Cg, max_iterations: budget, accept_unconverged: false, ..settings };
+        let first = self.solve_kind(a, extra, b, x, fixed);
+        let out = match first {
+            Err(CgError::NoConvergence { iterations, .. }) if budget < settings.max_iterations => {
+                self.settings = CgSettings {
+                    solver: SolverKind::Cholesky,
+                    max_iterations: settings.max_iterations - iterations,
+                    ..settings
+                };
+                match self.solve_kind(a, extra, b, x, fixed) {
+                    Ok(report) => Ok(CgReport { iterations: report.iterations + iterations, ..report }),
+                    Err(CgError::NoConvergence { iterations: more, residual }) => {
+                        Err(CgError::NoConvergence { iterations: more + iterations, residual })
+                    }
+                    Err(e) => Err(e),
+                }
+            }
+            other => other,
+        };
+        self.settings = settings;
+        out
+    }
+
+    /// [`Cg::solve_with`] by the kind `settings.solver` names (not `Auto`).
+    fn solve_kind(
+        &mut self,
+        a: &BlockMatrix,
+        extra: &Stencils,
+        b: &Vec3s,
+        x: &mut Vec3s,
+        fixed: &[bool],
+    ) -> Result<CgReport, CgError> {
         let n = a.rows();
         debug_assert!(extra.is_indexed(n), "stencils must be indexed (Stencils::index) before a solve");
         for v in [&mut self.r, &mut self.z, &mut self.p, &mut self.q] {
@@ -210,7 +285,15 @@ impl Cg {
         }
         let is_fixed = |i: usize| fixed.get(i).copied().unwrap_or(false);
         let t0 = Instant::now();
-        let gauss_seidel = self.settings.solver != SolverKind::CgJacobi;
+        let kind = self.settings.solver;
+        let direct = kind == SolverKind::Cholesky;
+        if direct {
+            self.direct.factorize(a, fixed).map_err(|e| match e {
+                FactorError::NotPositiveDefinite { row } => CgError::NotPositivePivot { row },
+                FactorError::Failed => CgError::FactorisationFailed,
+            })?;
+        }
+        let gauss_seidel = kind == SolverKind::Cg;
         self.precond.clear();
         self.dtilde.clear();
         self.extra.clear();
@@ -264,7 +347,11 @@ impl Cg {
             if r_norm <= goal {
                 return Ok(CgReport { iterations, residual: r_norm / b_norm, seconds_setup });
             }
-            let mut rz = precondition(&self.precond, &self.r, &mut self.z);
+            let mut rz = if direct {
+                self.direct.solve(&self.r, &mut self.z)
+            } else {
+                precondition(&self.precond, &self.r, &mut self.z)
+            };
             self.p.copy_from(&self.z);
             let mut r_norm = r_norm;
             while r_norm > goal {
@@ -303,7 +390,11 @@ impl Cg {
                 if r_norm <= goal {
                     break;
                 }
-                let rz_new = precondition(&self.precond, &self.r, &mut self.z);
+                let rz_new = if direct {
+                    self.direct.solve(&self.r, &mut self.z)
+                } else {
+                    precondition(&self.precond, &self.r, &mut self.z)
+                };
                 let beta = rz_new / rz;
                 rz = rz_new;
                 for i in 0..n {

@@ -21,6 +21,7 @@ use glam::{DMat3, DVec3};
 use crate::model::Vec3s;
 
 pub mod cg;
+pub mod cholesky;
 mod sink;
 pub mod stencil;
 
