@@ -309,9 +309,9 @@ fn bench_implicit_prints_the_table_and_writes_csv_and_plot() {
     assert_eq!(rows.len(), 4, "{csv}");
     assert!(rows[0].starts_with("8,64,cg,5,") && rows[3].starts_with("12,144,cg-jacobi,5,"), "{csv}");
     assert!(std::fs::metadata(out.join("implicit.png")).unwrap().len() > 5000);
-    let o = wobble(&["bench", "implicit", "--solvers", "cholesky"]);
+    let o = wobble(&["bench", "implicit", "--solvers", "lu"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(text(&o).contains("unknown solver `cholesky`; choose from: cg, cg-jacobi"), "{}", text(&o));
+    assert!(text(&o).contains("unknown solver `lu`; choose from: cg, cg-jacobi, cholesky, auto"), "{}", text(&o));
     let o = wobble(&["bench", "implicit", "--sizes", "0"]);
     assert_eq!(o.status.code(), Some(2));
 }

@@ -294,11 +294,10 @@ impl Containment {
     fn closest_on_face(&self, state: &State, f: usize, p: DVec3) -> Closest {
         let t = self.faces[f];
         let [a, b, c] = t.map(|v| self.pos(state, v));
-        if self.planar {
+        let (point, verts, weights, normal, at_vertex) = if self.planar {
             let d = b - a;
             let len2 = d.length_squared();
             let s = if len2 > 0.0 { ((p - a).dot(d) / len2).clamp(0.0, 1.0) } else { 0.0 };
-            let point = a + d * s;
             let (verts, weights, normal) = if s <= 0.0 {
                 ([t[0]; 3], [1.0, 0.0, 0.0], self.vertex_normals[t[0] as usize])
             } else if s >= 1.0 {
@@ -306,37 +305,23 @@ impl Containment {
             } else {
                 ([t[0], t[1], t[1]], [1.0 - s, s, 0.0], self.face_normals[f])
             };
-            return Closest {
-                point,
-                verts,
-                weights,
-                normal,
-                dist2: (p - point).length_squared(),
-                face: f as u32,
-                at_vertex: false,
+            (a + d * s, verts, weights, normal, false)
+        } else {
+            let (bary, feature) = closest_barycentric(p, a, b, c);
+            let (verts, weights, normal) = match feature {
+                Feature::Face => (t, bary, self.face_normals[f]),
+                Feature::Vertex(k) => ([t[k]; 3], [1.0, 0.0, 0.0], DVec3::ZERO),
+                Feature::Edge(k) => {
+                    let (i, j) = (k, (k + 1) % 3);
+                    let other = self.adjacent[f][k] as usize;
+                    let n = (self.face_normals[f] + self.face_normals[other]).normalize_or_zero();
+                    ([t[i], t[j], t[j]], [bary[i], bary[j], 0.0], n)
+                }
             };
-        }
-        let (bary, feature) = closest_barycentric(p, a, b, c);
-        let point = a * bary[0] + b * bary[1] + c * bary[2];
-        let (verts, weights, normal) = match feature {
-            Feature::Face => (t, bary, self.face_normals[f]),
-            Feature::Vertex(k) => ([t[k]; 3], [1.0, 0.0, 0.0], DVec3::ZERO),
-            Feature::Edge(k) => {
-                let (i, j) = (k, (k + 1) % 3);
-                let other = self.adjacent[f][k] as usize;
-                let n = (self.face_normals[f] + self.face_normals[other]).normalize_or_zero();
-                ([t[i], t[j], t[j]], [bary[i], bary[j], 0.0], n)
-            }
+            let point = a * bary[0] + b * bary[1] + c * bary[2];
+            (point, verts, weights, normal, matches!(feature, Feature::Vertex(_)))
         };
-        Closest {
-            point,
-            verts,
-            weights,
-            normal,
-            dist2: (p - point).length_squared(),
-            face: f as u32,
-            at_vertex: matches!(feature, Feature::Vertex(_)),
-        }
+        Closest { point, verts, weights, normal, dist2: (p - point).length_squared(), face: f as u32, at_vertex }
     }
 
     /// Recomputes the face and vertex normals and brings the search structure up
