@@ -243,11 +243,18 @@ impl Cg {
         }
         // Block-SSOR CG within a budget, then the direct solver from its iterate.
         let budget = AUTO_SWITCH_ITERATIONS.min(settings.max_iterations);
-        self.settings =
-            CgSettings { solver: SolverKind::Cg, max_iterations: budget, accept_unconverged: false, ..settings };
+        // Within the budget an unconverged answer is accepted only when no second
+        // phase can follow (a `cg_max_iterations` at or below the budget).
+        let last = budget == settings.max_iterations;
+        self.settings = CgSettings {
+            solver: SolverKind::Cg,
+            max_iterations: budget,
+            accept_unconverged: settings.accept_unconverged && last,
+            ..settings
+        };
         let first = self.solve_kind(a, extra, b, x, fixed);
         let out = match first {
-            Err(CgError::NoConvergence { iterations, .. }) if budget < settings.max_iterations => {
+            Err(CgError::NoConvergence { iterations, .. }) if !last => {
                 self.settings = CgSettings {
                     solver: SolverKind::Cholesky,
                     max_iterations: settings.max_iterations - iterations,
@@ -298,7 +305,8 @@ impl Cg {
         self.dtilde.clear();
         self.extra.clear();
         let omega = SSOR_OMEGA;
-        for i in 0..n {
+        // (The direct solver needs no diagonal blocks of its own.)
+        for i in 0..if direct { 0 } else { n } {
             let d = a.diagonal(i);
             let (inv, dt) = positive_block(d);
             if gauss_seidel {
