@@ -328,8 +328,10 @@ impl SpringNetwork {
     }
 
     /// The scattered springs' forces added to `f` in spring order, every spring
-    /// with the law magnitude `g`: the arithmetic of [`scalar_force`], on the
-    /// component slices.
+    /// with the law magnitude `g`: the arithmetic of [`scalar_force`], written out
+    /// on the component slices (the same loop through `scalar_force` with a
+    /// closure for the law and `DVec3` loads and stores ran the level-4 two-layer
+    /// sphere 30 % slower).
     #[inline(always)]
     fn add_scattered_serial(&self, state: &State, f: &mut Vec3s, g: impl Fn(f64, f64, f64) -> f64) {
         let s0 = self.scattered_start;
