@@ -197,8 +197,7 @@ pub struct Contacts {
     cell: f64,
     /// Scratch of incremental updates: a hash of one class's fresh primitives,
     /// and their boxes.
-    fresh_hash: SpatialHash,
-    fresh_boxes: Vec<Aabb>,
+    fresh_scratch: [FreshScratch; 3],
     boxes: Vec<Aabb>,
     pairs: Vec<Pair>,
     hits: Vec<(usize, Hit)>,
@@ -239,6 +238,10 @@ pub struct Contacts {
     /// per particle), primitives touching them (stamped with the update's number).
     moved: Vec<u32>,
     moving: Vec<bool>,
+    /// Particles the responses may have moved since the list last checked every
+    /// particle against its box this step (each once, flagged in `marked`).
+    touched: Vec<u32>,
+    marked: Vec<bool>,
     fresh: [Vec<u32>; 4],
     prim_stamp: [Vec<u32>; 4],
     stamp: u32,
@@ -303,8 +306,7 @@ impl Contacts {
             excluded: Vec::new(),
             hashes: Default::default(),
             cell: 1.0,
-            fresh_hash: SpatialHash::default(),
-            fresh_boxes: Vec::new(),
+            fresh_scratch: Default::default(),
             boxes: Vec::new(),
             pairs: Vec::new(),
             hits: Vec::new(),
@@ -324,6 +326,8 @@ impl Contacts {
             is_dirty: Vec::new(),
             moved: Vec::new(),
             moving: Vec::new(),
+            touched: Vec::new(),
+            marked: Vec::new(),
             fresh: Default::default(),
             prim_stamp: Default::default(),
             stamp: 0,
@@ -571,10 +575,12 @@ impl Contacts {
         let s = self.settings;
         // Continuous detection with impulses.
         let mut clean = false;
+        // Since the check above only the particles of close pairs can have moved.
+        self.touch_close();
         for _ in 0..s.ccd_iterations {
             // The responses moved particles: make sure the list still covers them.
             let clock = std::time::Instant::now();
-            self.ensure_pairs(x0, &state.x);
+            self.ensure_touched(x0, &state.x);
             report.seconds_broad += clock.elapsed().as_secs_f64();
             let clock = std::time::Instant::now();
             self.find_hits(x0, &state.x);
@@ -586,6 +592,7 @@ impl Contacts {
             report.ccd_hits += self.hits.len();
             let clock = std::time::Instant::now();
             self.respond_to_hits(particles, x0, state);
+            self.touch_hits();
             report.seconds_response += clock.elapsed().as_secs_f64();
         }
         // Rigid impact zones.
@@ -661,14 +668,13 @@ impl Contacts {
             let inside = |i: usize, p: DVec3| p.cmpge(lo.get(i)).all() && p.cmple(hi.get(i)).all();
             let limit = (n / INCREMENTAL_SHARE).max(INCREMENTAL_MIN);
             self.moved.clear();
-            for i in 0..n {
+            let test = |i: usize, out: &mut Vec<u32>| {
                 if !(inside(i, x0.get(i)) && inside(i, x1.get(i))) {
-                    self.moved.push(i as u32);
-                    if self.moved.len() + self.dirty.len() > limit {
-                        break;
-                    }
+                    out.push(i as u32);
                 }
-            }
+            };
+            chunked_by(n, PARTICLE_CHUNK, test, &mut self.moved);
+            self.clear_touched();
             if self.moved.is_empty() {
                 return;
             }
@@ -679,6 +685,71 @@ impl Contacts {
         }
         self.rebuilds += 1;
         self.full_build(x0, x1);
+    }
+
+    /// [`Contacts::ensure_pairs`] after responses within a step: x0 is unchanged
+    /// and only the particles in `touched` can have moved since the last check, so
+    /// only their end positions are tested.
+    fn ensure_touched(&mut self, x0: &Vec3s, x1: &Vec3s) {
+        let n = x0.len();
+        if self.built_lo.len() != n {
+            self.clear_touched();
+            self.ensure_pairs(x0, x1);
+            return;
+        }
+        let (lo, hi) = (&self.built_lo, &self.built_hi);
+        let inside = |i: usize, p: DVec3| p.cmpge(lo.get(i)).all() && p.cmple(hi.get(i)).all();
+        self.moved.clear();
+        self.moved.extend(self.touched.iter().copied().filter(|&i| !inside(i as usize, x1.get(i as usize))));
+        self.moved.sort_unstable();
+        self.clear_touched();
+        if self.moved.is_empty() {
+            return;
+        }
+        let limit = (n / INCREMENTAL_SHARE).max(INCREMENTAL_MIN);
+        if self.moved.len() + self.dirty.len() <= limit {
+            self.update_pairs(x0, x1);
+            return;
+        }
+        self.rebuilds += 1;
+        self.full_build(x0, x1);
+    }
+
+    /// Adds the particles of the close pairs to `touched`.
+    fn touch_close(&mut self) {
+        for k in 0..self.close.len() {
+            let p = self.pairs[self.close[k] as usize].p;
+            self.touch(p);
+        }
+    }
+
+    /// Adds the particles of the current hits to `touched`.
+    fn touch_hits(&mut self) {
+        for k in 0..self.hits.len() {
+            let p = self.pairs[self.hits[k].0].p;
+            self.touch(p);
+        }
+    }
+
+    /// Adds particles `p` to `touched` (each once).
+    fn touch(&mut self, p: [u32; 4]) {
+        if self.marked.len() < self.built_lo.len() {
+            self.marked.resize(self.built_lo.len(), false);
+        }
+        for i in p {
+            if let Some(m) = self.marked.get_mut(i as usize).filter(|m| !**m) {
+                *m = true;
+                self.touched.push(i);
+            }
+        }
+    }
+
+    /// Empties `touched`.
+    fn clear_touched(&mut self) {
+        for &i in &self.touched {
+            self.marked[i as usize] = false;
+        }
+        self.touched.clear();
     }
 
     /// Rebuilds the list for the sweep `x0` → `x1`, with a margin for reuse.
@@ -894,83 +965,102 @@ impl Contacts {
         // primitive grew with the square of the dirty list: 0.6 ms an update for 17
         // particles on the crumple, late in a list's life). A pair of two fresh
         // primitives is found once.
-        let mut small = std::mem::take(&mut self.fresh_hash);
-        let mut small_boxes = std::mem::take(&mut self.fresh_boxes);
+        // The three groups (fresh vertices, fresh triangles, fresh edges and
+        // points) are independent lookups: they run side by side, each into its
+        // own list, and the lists are appended in a fixed order.
+        let mut scratch = std::mem::take(&mut self.fresh_scratch);
         let (lo, hi) = (&self.built_lo, &self.built_hi);
         let (dirty, dirty_list, fresh, stamp) = (&self.prim_dirty, &self.prim_dirty_list, &self.fresh, self.stamp);
-        let found = &mut self.pairs;
         let [hv, ht, he, hp] = &self.hashes;
         let near = Near { on: self.cull, x: &self.anchor, lo, hi };
+        let cell = self.cell;
         let b = |class: usize, k: u32| primitive_box(surf, lo, hi, class, k as usize);
         let clean = |class: usize, k: u32| !dirty[class][k as usize];
         let is_fresh = |class: usize, k: u32| self.prim_stamp[class][k as usize] == stamp;
-        let mut hash_fresh = |class: usize, small: &mut SpatialHash| {
-            small_boxes.clear();
-            small_boxes.extend(fresh[class].iter().map(|&k| b(class, k)));
-            small.build(&small_boxes, self.cell);
+        let hash_fresh = |class: usize, part: &mut FreshScratch| {
+            part.boxes.clear();
+            part.boxes.extend(fresh[class].iter().map(|&k| b(class, k)));
+            part.hash.build(&part.boxes, cell);
+            part.found.clear();
         };
-        hash_fresh(VERTICES, &mut small);
-        for &k in &fresh[VERTICES] {
-            ht.for_each_overlap(&b(VERTICES, k), |t| {
-                if clean(TRIANGLES, t) {
-                    found.extend(surf.vertex_triangle(k, t).and_then(|p| near.keep(p)));
-                }
-            });
-        }
-        for &t in &dirty_list[TRIANGLES] {
-            let bt = b(TRIANGLES, t);
-            small.for_each_overlap(&bt, |j| {
-                let k = fresh[VERTICES][j as usize];
-                if bt.overlaps(&b(VERTICES, k)) {
-                    found.extend(surf.vertex_triangle(k, t).and_then(|p| near.keep(p)));
-                }
-            });
-        }
-        hash_fresh(TRIANGLES, &mut small);
-        for &t in &fresh[TRIANGLES] {
-            hv.for_each_overlap(&b(TRIANGLES, t), |k| {
-                if clean(VERTICES, k) {
-                    found.extend(surf.vertex_triangle(k, t).and_then(|p| near.keep(p)));
-                }
-            });
-        }
-        for &k in &dirty_list[VERTICES] {
-            if is_fresh(VERTICES, k) {
-                continue;
-            }
-            let bk = b(VERTICES, k);
-            small.for_each_overlap(&bk, |j| {
-                let t = fresh[TRIANGLES][j as usize];
-                if bk.overlaps(&b(TRIANGLES, t)) {
-                    found.extend(surf.vertex_triangle(k, t).and_then(|p| near.keep(p)));
-                }
-            });
-        }
-        for (class, hash) in [(EDGES, he), (POINTS, hp)] {
-            let make = |k: u32, o: u32| {
-                let (k, o) = (k.min(o), k.max(o));
-                if class == EDGES { surf.edge_edge(k, o) } else { surf.point_point(k, o) }.and_then(|p| near.keep(p))
-            };
-            for &k in &fresh[class] {
-                hash.for_each_overlap(&b(class, k), |o| {
-                    if clean(class, o) {
-                        found.extend(make(k, o));
+        let [sv, st, se] = &mut scratch;
+        let vertices = |part: &mut FreshScratch| {
+            hash_fresh(VERTICES, part);
+            let (small, found) = (&part.hash, &mut part.found);
+            for &k in &fresh[VERTICES] {
+                ht.for_each_overlap(&b(VERTICES, k), |t| {
+                    if clean(TRIANGLES, t) {
+                        found.extend(surf.vertex_triangle(k, t).and_then(|p| near.keep(p)));
                     }
                 });
             }
-            hash_fresh(class, &mut small);
-            for &o in &dirty_list[class] {
-                let bo = b(class, o);
-                small.for_each_overlap(&bo, |j| {
-                    let k = fresh[class][j as usize];
-                    if o != k && !(is_fresh(class, o) && o < k) && bo.overlaps(&b(class, k)) {
-                        found.extend(make(k, o));
+            for &t in &dirty_list[TRIANGLES] {
+                let bt = b(TRIANGLES, t);
+                small.for_each_overlap(&bt, |j| {
+                    let k = fresh[VERTICES][j as usize];
+                    if bt.overlaps(&b(VERTICES, k)) {
+                        found.extend(surf.vertex_triangle(k, t).and_then(|p| near.keep(p)));
                     }
                 });
             }
+        };
+        let triangles = |part: &mut FreshScratch| {
+            hash_fresh(TRIANGLES, part);
+            let (small, found) = (&part.hash, &mut part.found);
+            for &t in &fresh[TRIANGLES] {
+                hv.for_each_overlap(&b(TRIANGLES, t), |k| {
+                    if clean(VERTICES, k) {
+                        found.extend(surf.vertex_triangle(k, t).and_then(|p| near.keep(p)));
+                    }
+                });
+            }
+            for &k in &dirty_list[VERTICES] {
+                if is_fresh(VERTICES, k) {
+                    continue;
+                }
+                let bk = b(VERTICES, k);
+                small.for_each_overlap(&bk, |j| {
+                    let t = fresh[TRIANGLES][j as usize];
+                    if bk.overlaps(&b(TRIANGLES, t)) {
+                        found.extend(surf.vertex_triangle(k, t).and_then(|p| near.keep(p)));
+                    }
+                });
+            }
+        };
+        let edges_points = |part: &mut FreshScratch| {
+            let mut found = std::mem::take(&mut part.found);
+            found.clear();
+            for (class, hash) in [(EDGES, he), (POINTS, hp)] {
+                let make = |k: u32, o: u32| {
+                    let (k, o) = (k.min(o), k.max(o));
+                    if class == EDGES { surf.edge_edge(k, o) } else { surf.point_point(k, o) }
+                        .and_then(|p| near.keep(p))
+                };
+                for &k in &fresh[class] {
+                    hash.for_each_overlap(&b(class, k), |o| {
+                        if clean(class, o) {
+                            found.extend(make(k, o));
+                        }
+                    });
+                }
+                hash_fresh(class, part);
+                for &o in &dirty_list[class] {
+                    let bo = b(class, o);
+                    part.hash.for_each_overlap(&bo, |j| {
+                        let k = fresh[class][j as usize];
+                        if o != k && !(is_fresh(class, o) && o < k) && bo.overlaps(&b(class, k)) {
+                            found.extend(make(k, o));
+                        }
+                    });
+                }
+            }
+            part.found = found;
+        };
+        rayon::join(|| rayon::join(|| vertices(sv), || triangles(st)), || edges_points(se));
+        for part in &scratch {
+            self.pairs.extend_from_slice(&part.found);
         }
-        self.fresh_hash = small;
-        self.fresh_boxes = small_boxes;
+        self.fresh_scratch = scratch;
     }
 
     /// Proximity response at the end positions; returns the number of pairs found
@@ -1237,13 +1327,21 @@ impl Contacts {
     /// between them). With a pair's `gap`, a bound on how close it can be
     /// ([`kept_apart`]).
     fn strays(&mut self, x0: Option<&Vec3s>, x1: &Vec3s) {
+        use rayon::prelude::*;
         let anchor = &self.anchor;
-        self.stray.clear();
-        self.stray.extend((0..x1.len()).map(|i| {
-            let a = anchor.get(i);
-            let far = x1.get(i).distance(a);
-            x0.map_or(far, |x0| far.max(x0.get(i).distance(a)))
-        }));
+        self.stray.resize(x1.len(), 0.0);
+        let fill = |first: usize, out: &mut [f64]| {
+            for (k, s) in out.iter_mut().enumerate() {
+                let (i, a) = (first + k, anchor.get(first + k));
+                let far = x1.get(i).distance(a);
+                *s = x0.map_or(far, |x0| far.max(x0.get(i).distance(a)));
+            }
+        };
+        if x1.len() <= PARTICLE_CHUNK || rayon::current_num_threads() == 1 {
+            fill(0, &mut self.stray);
+        } else {
+            self.stray.par_chunks_mut(PARTICLE_CHUNK).enumerate().for_each(|(c, out)| fill(c * PARTICLE_CHUNK, out));
+        }
     }
 
     /// Impulse-and-push response to each hit, in order (Gauss–Seidel).
@@ -1683,6 +1781,15 @@ fn filter_meets(filter: &[Aabb], start: &[usize; 4], pair: &Pair) -> bool {
 /// left out. A kept pair records D as its `gap`, for the per-pass test of
 /// [`Contacts::strays`]. (Boxes that grow in an incremental update bring their
 /// primitives' pairs back: those are found again with the new boxes and anchors.)
+/// Scratch of one group of an incremental update: the hash of its fresh
+/// primitives, their boxes, and the pairs it found.
+#[derive(Clone, Debug, Default)]
+struct FreshScratch {
+    hash: SpatialHash,
+    boxes: Vec<Aabb>,
+    found: Vec<Pair>,
+}
+
 struct Near<'a> {
     on: bool,
     /// The particles' anchors and boxes.
@@ -1748,22 +1855,30 @@ impl<'a> Live<'a> {
 
 /// Items per parallel chunk of a contact pass.
 const CHUNK: usize = 512;
+/// Particles per parallel chunk of a per-particle test (a box test takes a few
+/// nanoseconds: smaller chunks cost more to hand out than they save).
+const PARTICLE_CHUNK: usize = 2048;
 
 /// Runs `f(k, out)` for k in 0..n in parallel chunks and appends the outputs to
 /// `dst` in index order: the result does not depend on the thread count.
 fn chunked<T: Send>(n: usize, f: impl Fn(usize, &mut Vec<T>) + Sync, dst: &mut Vec<T>) {
+    chunked_by(n, CHUNK, f, dst);
+}
+
+/// [`chunked`] with chunks of `chunk` indices.
+fn chunked_by<T: Send>(n: usize, chunk: usize, f: impl Fn(usize, &mut Vec<T>) + Sync, dst: &mut Vec<T>) {
     use rayon::prelude::*;
-    if n <= CHUNK || rayon::current_num_threads() == 1 {
+    if n <= chunk || rayon::current_num_threads() == 1 {
         for k in 0..n {
             f(k, dst);
         }
         return;
     }
-    let parts: Vec<Vec<T>> = (0..n.div_ceil(CHUNK))
+    let parts: Vec<Vec<T>> = (0..n.div_ceil(chunk))
         .into_par_iter()
         .map(|c| {
             let mut out = Vec::new();
-            for k in c * CHUNK..((c + 1) * CHUNK).min(n) {
+            for k in c * chunk..((c + 1) * chunk).min(n) {
                 f(k, &mut out);
             }
             out
