@@ -155,3 +155,61 @@ pub fn update_vx(
         serial([vx, vy, vz], [xx, xy, xz], [fx, fy, fz], w);
     });
 }
+
+/// A contiguous run of rows of a [`Vec3s`], borrowed mutably, addressed by the
+/// rows' global indices: what one parallel task of a row-split pass owns.
+pub struct RowsMut<'a> {
+    /// Global index of the first row.
+    pub first: usize,
+    x: &'a mut [f64],
+    y: &'a mut [f64],
+    z: &'a mut [f64],
+}
+
+impl RowsMut<'_> {
+    /// Number of rows.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.x.len()
+    }
+
+    /// True when there are no rows.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.x.is_empty()
+    }
+
+    /// Global indices of the rows.
+    #[must_use]
+    pub fn range(&self) -> std::ops::Range<usize> {
+        self.first..self.first + self.x.len()
+    }
+
+    /// Row `i` (a global index within [`RowsMut::range`]).
+    #[inline]
+    #[must_use]
+    pub fn get(&self, i: usize) -> glam::DVec3 {
+        let k = i - self.first;
+        glam::DVec3::new(self.x[k], self.y[k], self.z[k])
+    }
+
+    /// Sets row `i` (a global index within [`RowsMut::range`]).
+    #[inline]
+    pub fn set(&mut self, i: usize, v: glam::DVec3) {
+        let k = i - self.first;
+        self.x[k] = v.x;
+        self.y[k] = v.y;
+        self.z[k] = v.z;
+    }
+}
+
+/// `v` split into runs of `size` rows (the last may be shorter), as a parallel
+/// iterator of [`RowsMut`] in row order.
+pub fn par_rows(v: &mut Vec3s, size: usize) -> impl IndexedParallelIterator<Item = RowsMut<'_>> {
+    let [x, y, z] = v.components_mut();
+    x.par_chunks_mut(size)
+        .zip(y.par_chunks_mut(size))
+        .zip(z.par_chunks_mut(size))
+        .enumerate()
+        .map(move |(d, ((x, y), z))| RowsMut { first: d * size, x, y, z })
+}

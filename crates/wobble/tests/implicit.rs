@@ -65,7 +65,12 @@ fn cg_solves_random_spd_block_systems_to_tolerance() {
     // drift), and the reported residual within it too. Conditioning up to k/m = 1e4. With filtering, fixed rows of x are exactly zero and the free
     // rows' equations hold.
     let mut rng = Rng::new(11);
-    for (case, (n, edges, k)) in [(10, 30, 1.0), (200, 800, 100.0), (500, 3000, 1e4)].into_iter().enumerate() {
+    // 5,000 and 9,000 blocks: block SSOR cut into two and four runs of rows.
+    for (case, (n, edges, k)) in
+        [(10, 30, 1.0), (200, 800, 100.0), (500, 3000, 1e4), (5000, 20_000, 100.0), (9000, 36_000, 1e3)]
+            .into_iter()
+            .enumerate()
+    {
         let a = random_spd(&mut rng, n, edges, k);
         assert!(a.asymmetry() <= 1e-12 * k, "case {case}: the test matrix must be symmetric");
         let b = random_vec(&mut rng, n);

@@ -35,6 +35,7 @@ use super::{
 use crate::force::{Loads, Parameter, ParameterError};
 use crate::model::RigidShape;
 use crate::model::State;
+use crate::par::{RowsMut, par_rows};
 use crate::solve::JacobianSink;
 
 /// Default coefficient of restitution.
@@ -288,42 +289,48 @@ impl Collider {
         &self,
         ctx: &ConstraintContext<'_>,
         state: &mut State,
-        distance: impl Fn(DVec3, f64) -> (f64, DVec3),
+        distance: impl Fn(DVec3, f64) -> (f64, DVec3) + Sync,
     ) -> usize {
+        use rayon::prelude::*;
         let u = self.motion.velocity(ctx.t);
         let Surface { restitution, friction } = self.surface;
         let held = if self.coupled_until == Some(ctx.t) { Some(&self.held) } else { None };
-        let mut contacts = 0;
-        for i in 0..state.len() {
-            if ctx.particles.inv_mass[i] == 0.0 || self.only.as_ref().is_some_and(|o| !o[i]) {
-                continue;
+        // Each particle on its own: runs of particles in parallel.
+        let run = |mut x: RowsMut<'_>, mut v: RowsMut<'_>| {
+            let mut contacts = 0;
+            for i in x.range() {
+                if ctx.particles.inv_mass[i] == 0.0 || self.only.as_ref().is_some_and(|o| !o[i]) {
+                    continue;
+                }
+                let p = x.get(i);
+                let radius = ctx.particles.radius[i];
+                let (dist, n) = distance(p, radius);
+                let depth = radius - dist;
+                if depth <= 0.0 {
+                    continue;
+                }
+                contacts += 1;
+                // A particle the solve held as a spring keeps its penetration up to
+                // the slop: the spring carries the load with it in the next solve.
+                let correct = if held.is_some_and(|h| h[i]) { depth - COUPLED_SLOP * radius } else { depth };
+                if correct > 0.0 {
+                    x.set(i, p + correct * n);
+                }
+                let rel = v.get(i) - u;
+                let vn = rel.dot(n);
+                if vn >= 0.0 {
+                    continue;
+                }
+                let vt = rel - vn * n;
+                let dvn = (1.0 + restitution) * -vn;
+                let vt_len = vt.length();
+                let vt_new = if vt_len > 0.0 { vt * (1.0 - friction * dvn / vt_len).max(0.0) } else { vt };
+                v.set(i, u + vt_new - restitution * vn * n);
             }
-            let x = state.x.get(i);
-            let radius = ctx.particles.radius[i];
-            let (dist, n) = distance(x, radius);
-            let depth = radius - dist;
-            if depth <= 0.0 {
-                continue;
-            }
-            contacts += 1;
-            // A particle the solve held as a spring keeps its penetration up to the
-            // slop: the spring carries the load with it in the next solve.
-            let correct = if held.is_some_and(|h| h[i]) { depth - COUPLED_SLOP * radius } else { depth };
-            if correct > 0.0 {
-                state.x.set(i, x + correct * n);
-            }
-            let rel = state.v.get(i) - u;
-            let vn = rel.dot(n);
-            if vn >= 0.0 {
-                continue;
-            }
-            let vt = rel - vn * n;
-            let dvn = (1.0 + restitution) * -vn;
-            let vt_len = vt.length();
-            let vt_new = if vt_len > 0.0 { vt * (1.0 - friction * dvn / vt_len).max(0.0) } else { vt };
-            state.v.set(i, u + vt_new - restitution * vn * n);
-        }
-        contacts
+            contacts
+        };
+        let size = crate::par::block_len(state.len());
+        par_rows(&mut state.x, size).zip(par_rows(&mut state.v, size)).map(|(x, v)| run(x, v)).sum()
     }
 }
 

@@ -13,8 +13,8 @@
 //! instance): the solve stops with [`CgError::NotPositiveDefinite`] rather than
 //! dividing by it.
 //!
-//! Sums run in particle order on one thread, so results do not depend on the
-//! number of threads.
+//! Sums run in particle order within fixed runs of rows (their partial sums added
+//! in run order), so results do not depend on the number of threads.
 
 use std::time::Instant;
 
@@ -23,6 +23,7 @@ use glam::{DMat3, DVec3};
 use super::cholesky::{Cholesky, FactorError};
 use super::{BlockMatrix, Stencils};
 use crate::model::Vec3s;
+use crate::par::{RowsMut, par_rows};
 
 /// Stopping rule.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -203,6 +204,12 @@ pub struct Cg {
     extra: Vec<DMat3>,
     /// The factorisation of [`SolverKind::Cholesky`].
     direct: Cholesky,
+    /// Per run of rows: partial sums of the dot products.
+    partial: Vec<[f64; 2]>,
+    /// The block-SSOR sweeps' order.
+    order: SweepOrder,
+    /// The separator's values during a sweep.
+    side: Vec<DVec3>,
 }
 
 impl Cg {
@@ -425,6 +432,19 @@ impl Cg {
     /// r̂ = F⁻¹ r; ‖r‖ is estimated from it by the ratio ‖r‖/‖r̂‖ at the start,
     /// and whenever the estimate meets the tolerance the true residual is computed
     /// afresh; if that misses the tolerance the iteration restarts from it.
+    ///
+    /// **Parallel sweeps.** The rows are cut into runs ([`domain_rows`], a function
+    /// of the row count alone). Rows coupled to a later run (by a block of A or a
+    /// contact stencil) form the separator S; the sweeps take the rows in the
+    /// order "every run's other rows, then S" (L is the block triangle below the
+    /// diagonal in that order). Rows of different runs outside S share no block, so
+    /// each run's part of a sweep, and its vector updates and partial dot products,
+    /// is a task of its own; S (the rows along the cuts: 3 % of a 64² cloth) is swept
+    /// on one thread, before the runs in the backward sweep and after them in the
+    /// forward one. Partial sums are added in run order, S last. This is block SSOR
+    /// of A with its rows renumbered, so it keeps the coupling across the cuts, and
+    /// the arithmetic never depends on the thread count. With one run (fewer than
+    /// 2 × [`DOMAIN_MIN_ROWS`] rows) S is empty and the order is the rows' own.
     #[allow(clippy::too_many_arguments)]
     fn solve_eisenstat(
         &mut self,
@@ -436,8 +456,15 @@ impl Cg {
         b_norm: f64,
         seconds_setup: f64,
     ) -> Result<CgReport, CgError> {
+        use rayon::prelude::*;
         let n = a.rows();
         let goal = self.settings.tolerance * b_norm;
+        let size = domain_rows(n);
+        self.order.split(a, extra, size);
+        let runs = n.div_ceil(size).max(1);
+        self.partial.clear();
+        self.partial.resize(runs, [0.0; 2]);
+        let sum = |partial: &[[f64; 2]], k: usize| partial.iter().fold(0.0, |s, p| s + p[k]);
         let mut iterations = 0;
         // Each pass starts from the true residual: at the start, and again when the
         // estimate says converged but the true residual does not (the recurrence's
@@ -451,18 +478,34 @@ impl Cg {
                 return Ok(CgReport { iterations, residual: r_norm / b_norm, seconds_setup });
             }
             // r̂ = F⁻¹ r, z = D̃ r̂, p = z.
-            forward_sweep(a, extra, &self.precond, fixed, |i| self.q.get(i), &mut self.r);
-            let mut rz = 0.0;
-            let mut rhat2 = 0.0;
-            for i in 0..n {
-                let ri = self.r.get(i);
-                let zi = self.dtilde[i] * ri;
-                self.z.set(i, zi);
-                rz += ri.dot(zi);
-                rhat2 += ri.length_squared();
+            let (inv, order) = (&self.precond, &self.order);
+            {
+                let q = &self.q;
+                par_rows(&mut self.r, size)
+                    .for_each(|mut r| forward_runs(a, extra, inv, fixed, order, |i| q.get(i), &mut r));
+                forward_separator(a, extra, inv, fixed, order, |i| q.get(i), &mut self.r, &mut self.side);
             }
+            {
+                let dtilde = &self.dtilde;
+                par_rows(&mut self.r, size).zip(par_rows(&mut self.z, size)).zip(self.partial.par_iter_mut()).for_each(
+                    |((r, mut z), part)| {
+                        let (mut rz, mut rhat2) = (0.0, 0.0);
+                        for i in r.range() {
+                            let ri = r.get(i);
+                            let zi = dtilde[i] * ri;
+                            z.set(i, zi);
+                            rz += ri.dot(zi);
+                            rhat2 += ri.length_squared();
+                        }
+                        *part = [rz, rhat2];
+                    },
+                );
+            }
+            let (mut rz, rhat2) = (sum(&self.partial, 0), sum(&self.partial, 1));
             self.p.copy_from(&self.z);
             let ratio = if rhat2 > 0.0 { r_norm / rhat2.sqrt() } else { 1.0 };
+            // β of the last iteration (none before the first: p = z).
+            let mut beta = None;
             loop {
                 if iterations >= self.settings.max_iterations {
                     let r_norm = true_residual(a, extra, b, x, fixed, &mut self.q);
@@ -472,32 +515,88 @@ impl Cg {
                     return Err(CgError::NoConvergence { iterations, residual: r_norm / b_norm });
                 }
                 iterations += 1;
-                // t = B⁻¹ p; q = t + F⁻¹ (p − E t) = Â p (the stencils' blocks are
-                // part of F and B: their lower and upper triangles go with A's).
-                backward_sweep(a, extra, &self.precond, fixed, &self.p, &mut self.t);
-                let (p, t, e) = (&self.p, &self.t, &self.extra);
-                forward_sweep(a, extra, &self.precond, fixed, |i| p.get(i) - e[i] * t.get(i), &mut self.q);
-                let mut p_ap = 0.0;
-                for i in 0..n {
-                    let qi = self.q.get(i) + self.t.get(i);
-                    self.q.set(i, qi);
-                    p_ap += self.p.get(i).dot(qi);
+                // p = z + β p; t = B⁻¹ p: S first (on one thread), then each run.
+                let order = &self.order;
+                if let Some(beta) = beta {
+                    for &i in &order.sep {
+                        let i = i as usize;
+                        self.p.set(i, self.z.get(i) + self.p.get(i) * beta);
+                    }
                 }
-                if p_ap.is_nan() || p_ap <= 0.0 {
+                backward_separator(a, extra, inv, fixed, order, &self.p, &mut self.side);
+                {
+                    let (z, side) = (&self.z, &self.side);
+                    par_rows(&mut self.p, size).zip(par_rows(&mut self.t, size)).for_each(|(mut p, mut t)| {
+                        if let Some(beta) = beta {
+                            for i in p.range() {
+                                if !order.in_separator(i) {
+                                    p.set(i, z.get(i) + p.get(i) * beta);
+                                }
+                            }
+                        }
+                        backward_runs(a, extra, inv, fixed, order, side, &p, &mut t);
+                    });
+                }
+                // q = F⁻¹ (p − E t) (each run, then S), so that Â p = q + t; partial
+                // pᵀ(q + t) per run, S's last.
+                {
+                    let (p, t, e) = (&self.p, &self.t, &self.extra);
+                    par_rows(&mut self.q, size).zip(self.partial.par_iter_mut()).for_each(|(mut q, part)| {
+                        forward_runs(a, extra, inv, fixed, order, |i| p.get(i) - e[i] * t.get(i), &mut q);
+                        let mut p_ap = 0.0;
+                        for i in q.range() {
+                            if !order.in_separator(i) {
+                                p_ap += p.get(i).dot(q.get(i) + t.get(i));
+                            }
+                        }
+                        *part = [p_ap, 0.0];
+                    });
+                    forward_separator(
+                        a,
+                        extra,
+                        inv,
+                        fixed,
+                        order,
+                        |i| p.get(i) - e[i] * t.get(i),
+                        &mut self.q,
+                        &mut self.side,
+                    );
+                }
+                let mut p_ap = sum(&self.partial, 0);
+                for &i in &self.order.sep {
+                    let i = i as usize;
+                    p_ap += self.p.get(i).dot(self.q.get(i) + self.t.get(i));
+                }
+                // An infinite curvature is an overflow of the sweeps, which an
+                // indefinite A with its stand-in diagonal blocks can cause: as
+                // telling as a negative one.
+                if !(p_ap > 0.0 && p_ap.is_finite()) {
                     let p2 = dot(&self.p, &self.p);
                     return Err(CgError::NotPositiveDefinite { iteration: iterations, curvature: p_ap / p2 });
                 }
                 let alpha = rz / p_ap;
-                let (mut rz_new, mut rhat2) = (0.0, 0.0);
-                for i in 0..n {
-                    x.set(i, x.get(i) + self.t.get(i) * alpha);
-                    let ri = self.r.get(i) - self.q.get(i) * alpha;
-                    self.r.set(i, ri);
-                    let zi = self.dtilde[i] * ri;
-                    self.z.set(i, zi);
-                    rz_new += ri.dot(zi);
-                    rhat2 += ri.length_squared();
+                // x += α t, r̂ −= α (q + t), z = D̃ r̂; partial r̂ᵀz and r̂ᵀr̂.
+                {
+                    let (t, q, dtilde) = (&self.t, &self.q, &self.dtilde);
+                    par_rows(x, size)
+                        .zip(par_rows(&mut self.r, size))
+                        .zip(par_rows(&mut self.z, size))
+                        .zip(self.partial.par_iter_mut())
+                        .for_each(|(((mut x, mut r), mut z), part)| {
+                            let (mut rz_new, mut rhat2) = (0.0, 0.0);
+                            for i in x.range() {
+                                x.set(i, x.get(i) + t.get(i) * alpha);
+                                let ri = r.get(i) - (q.get(i) + t.get(i)) * alpha;
+                                r.set(i, ri);
+                                let zi = dtilde[i] * ri;
+                                z.set(i, zi);
+                                rz_new += ri.dot(zi);
+                                rhat2 += ri.length_squared();
+                            }
+                            *part = [rz_new, rhat2];
+                        });
                 }
+                let (rz_new, rhat2) = (sum(&self.partial, 0), sum(&self.partial, 1));
                 let rhat = rhat2.sqrt();
                 if !rhat.is_finite() {
                     return Err(CgError::NoConvergence { iterations, residual: f64::NAN });
@@ -505,13 +604,264 @@ impl Cg {
                 if rhat * ratio <= goal {
                     break;
                 }
-                let beta = rz_new / rz;
+                beta = Some(rz_new / rz);
                 rz = rz_new;
-                for i in 0..n {
-                    self.p.set(i, self.z.get(i) + self.p.get(i) * beta);
+            }
+        }
+    }
+}
+
+/// Fewest rows of a run of the block-SSOR sweeps ([`Cg::solve_eisenstat`]): a run
+/// is a parallel task of two sweeps and a vector update per iteration.
+pub const DOMAIN_MIN_ROWS: usize = 2048;
+
+/// Most runs. Each cut costs iterations: the sweeps no longer carry information
+/// through the whole grid in one pass (CG iterations per step on the swinging
+/// 128² cloth, `wobble bench implicit`: 14.7 with one run, 16.1 with two, 17.4
+/// with four, 19.6 with eight), and its rows go to the separator, swept on one
+/// thread. Two runs measured best on the 2-core development machine (solve
+/// 17.7 ms a step on two threads against 24.7 with four runs and 27.0 with one).
+pub const MAX_DOMAINS: usize = 2;
+
+/// Rows per run of the block-SSOR sweeps for an n-row system (a function of n
+/// alone, so that the arithmetic does not depend on the thread count): n cut into
+/// at most [`MAX_DOMAINS`] runs of at least [`DOMAIN_MIN_ROWS`] rows.
+#[must_use]
+pub fn domain_rows(n: usize) -> usize {
+    let runs = (n / DOMAIN_MIN_ROWS).clamp(1, MAX_DOMAINS);
+    n.div_ceil(runs).max(1)
+}
+
+/// The order of the block-SSOR sweeps: runs of `size` rows, and the separator S
+/// of rows coupled to a later run (see [`Cg::solve_eisenstat`]).
+#[derive(Clone, Debug, Default)]
+struct SweepOrder {
+    /// Rows per run.
+    size: usize,
+    /// Separator rows, ascending.
+    sep: Vec<u32>,
+    /// Per row: its position in `sep`, or [`NOT_SEPARATOR`].
+    slot: Vec<u32>,
+}
+
+const NOT_SEPARATOR: u32 = u32::MAX;
+
+impl SweepOrder {
+    /// Finds the separator of A + stencils for runs of `size` rows.
+    fn split(&mut self, a: &BlockMatrix, extra: &Stencils, size: usize) {
+        let n = a.rows();
+        self.size = size;
+        self.sep.clear();
+        self.slot.clear();
+        self.slot.resize(n, NOT_SEPARATOR);
+        if size >= n {
+            return;
+        }
+        for i in 0..n {
+            let run = i / size;
+            // Columns ascend within a row: its last block has its largest column.
+            let (s, e) = (a.row_ptr[i] as usize, a.row_ptr[i + 1] as usize);
+            let coupled = (e > s && a.cols[e - 1] as usize / size > run)
+                || extra.upper(i).iter().any(|&(j, _)| j as usize / size > run);
+            if coupled {
+                self.slot[i] = self.sep.len() as u32;
+                self.sep.push(i as u32);
+            }
+        }
+    }
+
+    #[inline]
+    fn in_separator(&self, i: usize) -> bool {
+        self.slot[i] != NOT_SEPARATOR
+    }
+
+    /// Whether there is a separator at all (more than one run).
+    #[inline]
+    fn cut(&self) -> bool {
+        !self.sep.is_empty()
+    }
+}
+
+/// The forward sweep y = F⁻¹ v over one run's rows outside the separator (those
+/// of `y`, in ascending order): y_i = D̃_i⁻¹ (v_i − Σ A_ij y_j) over the blocks
+/// left of the diagonal whose column is not in S (`inv` = D̃⁻¹). Fixed rows get 0
+/// (and so drop out of later rows' sums). Separator rows are left as they are.
+fn forward_runs(
+    a: &BlockMatrix,
+    extra: &Stencils,
+    inv: &[DMat3],
+    fixed: &[bool],
+    order: &SweepOrder,
+    v: impl Fn(usize) -> DVec3,
+    y: &mut RowsMut<'_>,
+) {
+    let cut = order.cut();
+    for i in y.range() {
+        if cut && order.in_separator(i) {
+            continue;
+        }
+        if fixed.get(i).copied().unwrap_or(false) {
+            y.set(i, DVec3::ZERO);
+            continue;
+        }
+        prefetch_row(a, i + PREFETCH_ROWS);
+        let mut acc = v(i);
+        for k in a.row_ptr[i] as usize..a.diag[i] as usize {
+            let j = a.cols[k] as usize;
+            if !(cut && order.in_separator(j)) {
+                acc -= a.blocks[k] * y.get(j);
+            }
+        }
+        for &(j, block) in extra.lower(i) {
+            if !(cut && order.in_separator(j as usize)) {
+                acc -= block * y.get(j as usize);
+            }
+        }
+        y.set(i, inv[i] * acc);
+    }
+}
+
+/// The forward sweep over the separator, after [`forward_runs`] has swept every
+/// run: S's rows in ascending order take every other row's y and the earlier
+/// S rows'. Writes y's separator rows (through `side`, S's values in order).
+#[allow(clippy::too_many_arguments)]
+fn forward_separator(
+    a: &BlockMatrix,
+    extra: &Stencils,
+    inv: &[DMat3],
+    fixed: &[bool],
+    order: &SweepOrder,
+    v: impl Fn(usize) -> DVec3,
+    y: &mut Vec3s,
+    side: &mut Vec<DVec3>,
+) {
+    side.clear();
+    for &i in &order.sep {
+        let i = i as usize;
+        if fixed.get(i).copied().unwrap_or(false) {
+            side.push(DVec3::ZERO);
+            continue;
+        }
+        let value = |j: usize, side: &[DVec3]| {
+            let s = order.slot[j];
+            if s == NOT_SEPARATOR { y.get(j) } else { side[s as usize] }
+        };
+        let mut acc = v(i);
+        for k in a.row_ptr[i] as usize..a.row_ptr[i + 1] as usize {
+            let j = a.cols[k] as usize;
+            // Earlier in the sweep's order: every row left of the diagonal, and
+            // the rows right of it outside S.
+            if j < i || (j > i && !order.in_separator(j)) {
+                acc -= a.blocks[k] * value(j, side);
+            }
+        }
+        for &(j, block) in extra.lower(i) {
+            acc -= block * value(j as usize, side);
+        }
+        for &(j, block) in extra.upper(i) {
+            if !order.in_separator(j as usize) {
+                acc -= block * y.get(j as usize);
+            }
+        }
+        side.push(inv[i] * acc);
+    }
+    for (&i, &value) in order.sep.iter().zip(side.iter()) {
+        y.set(i as usize, value);
+    }
+}
+
+/// The backward sweep t = B⁻¹ v over the separator, first: S's rows in descending
+/// order take the later S rows' t (every other row comes before S in the sweep's
+/// order). Leaves S's values, in order, in `side`.
+fn backward_separator(
+    a: &BlockMatrix,
+    extra: &Stencils,
+    inv: &[DMat3],
+    fixed: &[bool],
+    order: &SweepOrder,
+    v: &Vec3s,
+    side: &mut Vec<DVec3>,
+) {
+    side.clear();
+    side.resize(order.sep.len(), DVec3::ZERO);
+    for (slot, &i) in order.sep.iter().enumerate().rev() {
+        let i = i as usize;
+        if fixed.get(i).copied().unwrap_or(false) {
+            continue;
+        }
+        let mut acc = v.get(i);
+        for k in a.diag[i] as usize + 1..a.row_ptr[i + 1] as usize {
+            let s = order.slot[a.cols[k] as usize];
+            if s != NOT_SEPARATOR {
+                acc -= a.blocks[k] * side[s as usize];
+            }
+        }
+        for &(j, block) in extra.upper(i) {
+            let s = order.slot[j as usize];
+            if s != NOT_SEPARATOR {
+                acc -= block * side[s as usize];
+            }
+        }
+        side[slot] = inv[i] * acc;
+    }
+}
+
+/// The backward sweep over one run's rows outside the separator, after
+/// [`backward_separator`]: rows in descending order, t_i = D̃_i⁻¹ (v_i − Σ A_ij t_j)
+/// over the blocks right of the diagonal and those of S's columns (`side`). Fixed
+/// rows get 0; the run's separator rows get their values from `side`.
+#[allow(clippy::too_many_arguments)]
+fn backward_runs(
+    a: &BlockMatrix,
+    extra: &Stencils,
+    inv: &[DMat3],
+    fixed: &[bool],
+    order: &SweepOrder,
+    side: &[DVec3],
+    v: &RowsMut<'_>,
+    t: &mut RowsMut<'_>,
+) {
+    let cut = order.cut();
+    let value = |j: usize, t: &RowsMut<'_>| {
+        let s = if cut { order.slot[j] } else { NOT_SEPARATOR };
+        if s == NOT_SEPARATOR { t.get(j) } else { side[s as usize] }
+    };
+    for i in t.range().rev() {
+        if cut && order.in_separator(i) {
+            t.set(i, side[order.slot[i] as usize]);
+            continue;
+        }
+        if fixed.get(i).copied().unwrap_or(false) {
+            t.set(i, DVec3::ZERO);
+            continue;
+        }
+        if let Some(ahead) = i.checked_sub(PREFETCH_ROWS) {
+            prefetch_row(a, ahead);
+        }
+        let mut acc = v.get(i);
+        for k in a.diag[i] as usize + 1..a.row_ptr[i + 1] as usize {
+            acc -= a.blocks[k] * value(a.cols[k] as usize, t);
+        }
+        for &(j, block) in extra.upper(i) {
+            acc -= block * value(j as usize, t);
+        }
+        if cut {
+            // S comes after every run: its blocks left of the diagonal are upper
+            // blocks in the sweep's order.
+            for k in a.row_ptr[i] as usize..a.diag[i] as usize {
+                let s = order.slot[a.cols[k] as usize];
+                if s != NOT_SEPARATOR {
+                    acc -= a.blocks[k] * side[s as usize];
+                }
+            }
+            for &(j, block) in extra.lower(i) {
+                let s = order.slot[j as usize];
+                if s != NOT_SEPARATOR {
+                    acc -= block * side[s as usize];
                 }
             }
         }
+        t.set(i, inv[i] * acc);
     }
 }
 
@@ -532,9 +882,6 @@ fn true_residual(a: &BlockMatrix, extra: &Stencils, b: &Vec3s, x: &Vec3s, fixed:
     r2.sqrt()
 }
 
-/// y = F⁻¹ v with F = D̃ + L (L: A's strictly lower block triangle; `inv` = D̃⁻¹):
-/// y_i = D̃_i⁻¹ (v_i − Σ_{j<i} A_ij y_j), rows in ascending order. Fixed rows get 0
-/// (and so drop out of later rows' sums).
 /// Rows ahead of a sweep whose blocks are prefetched (see [`prefetch_row`]).
 const PREFETCH_ROWS: usize = 8;
 
@@ -560,54 +907,6 @@ fn prefetch_row(a: &BlockMatrix, i: usize) {
         }
         // SAFETY: as above, for the row's column indices.
         unsafe { _mm_prefetch::<_MM_HINT_T0>(a.cols[s..e].as_ptr().cast::<i8>()) };
-    }
-}
-
-fn forward_sweep(
-    a: &BlockMatrix,
-    extra: &Stencils,
-    inv: &[DMat3],
-    fixed: &[bool],
-    v: impl Fn(usize) -> DVec3,
-    y: &mut Vec3s,
-) {
-    for (i, inv) in inv.iter().enumerate().take(a.rows()) {
-        if fixed.get(i).copied().unwrap_or(false) {
-            y.set(i, DVec3::ZERO);
-            continue;
-        }
-        prefetch_row(a, i + PREFETCH_ROWS);
-        let mut s = v(i);
-        for k in a.row_ptr[i] as usize..a.diag[i] as usize {
-            s -= a.blocks[k] * y.get(a.cols[k] as usize);
-        }
-        for &(j, block) in extra.lower(i) {
-            s -= block * y.get(j as usize);
-        }
-        y.set(i, *inv * s);
-    }
-}
-
-/// t = B⁻¹ v with B = D̃ + U (U: A's strictly upper block triangle, Lᵀ for a
-/// symmetric A): t_i = D̃_i⁻¹ (v_i − Σ_{j>i} A_ij t_j), rows in descending order.
-/// Fixed rows get 0.
-fn backward_sweep(a: &BlockMatrix, extra: &Stencils, inv: &[DMat3], fixed: &[bool], v: &Vec3s, t: &mut Vec3s) {
-    for i in (0..a.rows()).rev() {
-        if fixed.get(i).copied().unwrap_or(false) {
-            t.set(i, DVec3::ZERO);
-            continue;
-        }
-        if let Some(ahead) = i.checked_sub(PREFETCH_ROWS) {
-            prefetch_row(a, ahead);
-        }
-        let mut s = v.get(i);
-        for k in a.diag[i] as usize + 1..a.row_ptr[i + 1] as usize {
-            s -= a.blocks[k] * t.get(a.cols[k] as usize);
-        }
-        for &(j, block) in extra.upper(i) {
-            s -= block * t.get(j as usize);
-        }
-        t.set(i, inv[i] * s);
     }
 }
 
