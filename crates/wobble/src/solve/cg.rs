@@ -308,21 +308,41 @@ impl Cg {
             })?;
         }
         let gauss_seidel = kind == SolverKind::Cg;
-        self.precond.clear();
-        self.dtilde.clear();
-        self.extra.clear();
         let omega = SSOR_OMEGA;
-        // (The direct solver needs no diagonal blocks of its own.)
-        for i in 0..if direct { 0 } else { n } {
-            let d = a.diagonal(i);
-            let (inv, dt) = positive_block(d);
+        // (The direct solver needs no diagonal blocks of its own.) Rows in
+        // parallel runs: each row's blocks depend on its diagonal block alone.
+        let rows = if direct { 0 } else { n };
+        let ssor_rows = if gauss_seidel { rows } else { 0 };
+        for (v, len) in [(&mut self.precond, rows), (&mut self.dtilde, ssor_rows), (&mut self.extra, ssor_rows)] {
+            v.clear();
+            v.resize(len, DMat3::ZERO);
+        }
+        {
+            use rayon::prelude::*;
+            let size = crate::par::block_len(n);
+            let fill = |first: usize, precond: &mut [DMat3], dtilde: &mut [DMat3], extra: &mut [DMat3]| {
+                for (k, p) in precond.iter_mut().enumerate() {
+                    let d = a.diagonal(first + k);
+                    let (inv, dt) = positive_block(d);
+                    if gauss_seidel {
+                        let dt = dt * (1.0 / omega);
+                        *p = inv * omega;
+                        dtilde[k] = dt;
+                        extra[k] = dt * 2.0 - d;
+                    } else {
+                        *p = inv;
+                    }
+                }
+            };
             if gauss_seidel {
-                let dt = dt * (1.0 / omega);
-                self.precond.push(inv * omega);
-                self.dtilde.push(dt);
-                self.extra.push(dt * 2.0 - d);
+                self.precond
+                    .par_chunks_mut(size)
+                    .zip(self.dtilde.par_chunks_mut(size))
+                    .zip(self.extra.par_chunks_mut(size))
+                    .enumerate()
+                    .for_each(|(c, ((p, d), e))| fill(c * size, p, d, e));
             } else {
-                self.precond.push(inv);
+                self.precond.par_chunks_mut(size).enumerate().for_each(|(c, p)| fill(c * size, p, &mut [], &mut []));
             }
         }
         let seconds_setup = t0.elapsed().as_secs_f64();

@@ -98,7 +98,10 @@ impl BlockMatrix {
 
     /// Sets every block to zero and forgets missed blocks (the pattern stays).
     pub fn clear(&mut self) {
-        self.blocks.fill(DMat3::ZERO);
+        use rayon::prelude::*;
+        // In parallel runs: at 128² the blocks are 15 MB.
+        let size = crate::par::block_len(self.n).saturating_mul(16).max(1);
+        self.blocks.par_chunks_mut(size).for_each(|b| b.fill(DMat3::ZERO));
         self.missed.clear();
     }
 
@@ -203,15 +206,19 @@ impl BlockMatrix {
         self.clear();
     }
 
-    /// y = A x.
+    /// y = A x (rows in parallel runs; each row's sum in column order, so the
+    /// result does not depend on the thread count).
     pub fn mul(&self, x: &Vec3s, y: &mut Vec3s) {
-        for i in 0..self.n {
-            let mut acc = DVec3::ZERO;
-            for k in self.row_ptr[i] as usize..self.row_ptr[i + 1] as usize {
-                acc += self.blocks[k] * x.get(self.cols[k] as usize);
+        use rayon::prelude::*;
+        crate::par::par_rows(y, crate::par::block_len(self.n)).for_each(|mut y| {
+            for i in y.range() {
+                let mut acc = DVec3::ZERO;
+                for k in self.row_ptr[i] as usize..self.row_ptr[i + 1] as usize {
+                    acc += self.blocks[k] * x.get(self.cols[k] as usize);
+                }
+                y.set(i, acc);
             }
-            y.set(i, acc);
-        }
+        });
     }
 
     /// Largest |A_ij − A_jiᵀ| entry over all blocks, for symmetry checks.
