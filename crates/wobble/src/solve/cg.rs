@@ -479,8 +479,7 @@ impl Cg {
         use rayon::prelude::*;
         let n = a.rows();
         let goal = self.settings.tolerance * b_norm;
-        let size = domain_rows(n);
-        self.order.split(a, extra, size);
+        let size = self.order.split(a, extra, domain_rows(n));
         let runs = n.div_ceil(size).max(1);
         self.partial.clear();
         self.partial.resize(runs, [0.0; 2]);
@@ -652,12 +651,10 @@ pub fn domain_rows(n: usize) -> usize {
     n.div_ceil(runs).max(1)
 }
 
-/// The order of the block-SSOR sweeps: runs of `size` rows, and the separator S
+/// The order of the block-SSOR sweeps: runs of rows, and the separator S
 /// of rows coupled to a later run (see [`Cg::solve_eisenstat`]).
 #[derive(Clone, Debug, Default)]
 struct SweepOrder {
-    /// Rows per run.
-    size: usize,
     /// Separator rows, ascending.
     sep: Vec<u32>,
     /// Per row: its position in `sep`, or [`NOT_SEPARATOR`].
@@ -666,16 +663,24 @@ struct SweepOrder {
 
 const NOT_SEPARATOR: u32 = u32::MAX;
 
+/// The separator may hold at most 1/`SEPARATOR_SHARE` of the rows (see
+/// [`SweepOrder::split`]); a cloth's holds 1/32.
+const SEPARATOR_SHARE: usize = 8;
+
 impl SweepOrder {
-    /// Finds the separator of A + stencils for runs of `size` rows.
-    fn split(&mut self, a: &BlockMatrix, extra: &Stencils, size: usize) {
+    /// Finds the separator of A + stencils for runs of `size` rows, and returns the
+    /// rows per run: `size`, or all rows in one run when the separator would hold
+    /// more than 1/[`SEPARATOR_SHARE`] of them (a mesh whose numbering does not
+    /// follow its geometry couples most rows across any cut; its S, swept on one
+    /// thread, would be most of the work, in an order that converges worse).
+    fn split(&mut self, a: &BlockMatrix, extra: &Stencils, size: usize) -> usize {
         let n = a.rows();
-        self.size = size;
+        let whole = n.max(1);
         self.sep.clear();
         self.slot.clear();
         self.slot.resize(n, NOT_SEPARATOR);
         if size >= n {
-            return;
+            return whole;
         }
         for i in 0..n {
             let run = i / size;
@@ -688,6 +693,14 @@ impl SweepOrder {
                 self.sep.push(i as u32);
             }
         }
+        if self.sep.len() * SEPARATOR_SHARE > n {
+            for &i in &self.sep {
+                self.slot[i as usize] = NOT_SEPARATOR;
+            }
+            self.sep.clear();
+            return whole;
+        }
+        size
     }
 
     #[inline]
