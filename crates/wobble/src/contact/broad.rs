@@ -50,6 +50,9 @@ struct Entry {
     lo: [f32; 3],
     hi: [f32; 3],
     idx: u32,
+    /// The cell of `lo` (kept so that a join's report test reads it instead of
+    /// converting six coordinates per overlapping pair).
+    cell: [i32; 3],
 }
 
 impl Entry {
@@ -58,7 +61,12 @@ impl Entry {
         // millionth outwards first makes the rounding outward.
         let down = |v: f64| (v - v.abs() * 1e-6 - 1e-30) as f32;
         let up = |v: f64| (v + v.abs() * 1e-6 + 1e-30) as f32;
-        Entry { lo: [down(b.lo.x), down(b.lo.y), down(b.lo.z)], hi: [up(b.hi.x), up(b.hi.y), up(b.hi.z)], idx }
+        Entry {
+            lo: [down(b.lo.x), down(b.lo.y), down(b.lo.z)],
+            hi: [up(b.hi.x), up(b.hi.y), up(b.hi.z)],
+            idx,
+            cell: [0; 3],
+        }
     }
 
     fn overlaps(&self, o: &Entry) -> bool {
@@ -109,9 +117,11 @@ impl SpatialHash {
         self.scratch.clear();
         let mut incidences = 0;
         for (idx, b) in boxes.iter().enumerate() {
-            let e = Entry::new(b, idx as u32);
+            let e = self.entry(b, idx as u32);
             let (lo, hi) = (self.cells_of(e.lo), self.cells_of(e.hi));
-            let large = (0..3).any(|a| hi[a] - lo[a] >= MAX_CELLS_PER_AXIS);
+            // (A box beyond the entries' i32 cell range counts as large too.)
+            let far = |c: i64| c < i64::from(i32::MIN) || c > i64::from(i32::MAX);
+            let large = (0..3).any(|a| hi[a] - lo[a] >= MAX_CELLS_PER_AXIS || far(lo[a]) || far(hi[a]));
             if large {
                 self.large.push(e);
             } else {
@@ -202,6 +212,15 @@ impl SpatialHash {
         p.map(|v| self.cell_coord(v))
     }
 
+    /// Box `b` as an entry of this hash (its cell set from the current cell size;
+    /// cells beyond the i32 range, 2³¹ cells from the origin, are clamped: such a
+    /// box is large anyway).
+    fn entry(&self, b: &Aabb, idx: u32) -> Entry {
+        let mut e = Entry::new(b, idx);
+        e.cell = self.cells_of(e.lo).map(|c| c.clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32);
+        e
+    }
+
     fn run(&self, k: u64) -> &[Entry] {
         let mask = self.table.len() - 1;
         let mut s = slot(k, mask);
@@ -227,7 +246,7 @@ impl SpatialHash {
     /// True when boxes `a` and `b`, both in the cell of key `cell`, are reported
     /// from it: it holds the lower corner of their intersection, max(a.lo, b.lo).
     fn reports(&self, a: &Entry, b: &Entry, cell: u64) -> bool {
-        let (ca, cb) = (self.cells_of(a.lo), self.cells_of(b.lo));
+        let (ca, cb) = (a.cell.map(i64::from), b.cell.map(i64::from));
         // Keys alias only cells 2²¹ apart, farther than a box that is not large
         // can reach, so equal keys mean the same cell here.
         key([ca[0].max(cb[0]), ca[1].max(cb[1]), ca[2].max(cb[2])]) == cell
@@ -313,7 +332,7 @@ impl SpatialHash {
         if self.table.is_empty() {
             return;
         }
-        let q = Entry::new(query, 0);
+        let q = self.entry(query, 0);
         let (lo, hi) = (self.cells_of(q.lo), self.cells_of(q.hi));
         if (0..3).any(|a| hi[a] - lo[a] >= MAX_CELLS_PER_AXIS) {
             // A huge query box: test every box.
@@ -334,7 +353,7 @@ impl SpatialHash {
                         // Report the pair only from the cell holding the lower corner
                         // of the two boxes' intersection, max(e.lo, q.lo), whose cell
                         // is the componentwise max of the corners' cells.
-                        let c = self.cells_of(e.lo);
+                        let c = e.cell.map(i64::from);
                         if c[0].max(lo[0]) == i && c[1].max(lo[1]) == j && c[2].max(lo[2]) == k {
                             f(e.idx);
                         }
