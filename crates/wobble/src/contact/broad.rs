@@ -42,6 +42,35 @@ impl Aabb {
 /// separate list tested against every query, so the hash stays bounded.
 const MAX_CELLS_PER_AXIS: i64 = 16;
 
+/// A box in single precision, rounded outwards so that it contains the box it
+/// stands for: half the memory of an [`Aabb`] for tests that only need to be
+/// conservative (the contact filters, whose survivors are tested exactly).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Box32 {
+    lo: [f32; 3],
+    hi: [f32; 3],
+}
+
+impl Box32 {
+    /// The smallest single-precision box (give or take a millionth) holding `b`.
+    #[must_use]
+    pub fn outward(b: &Aabb) -> Box32 {
+        let e = Entry::new(b, 0);
+        Box32 { lo: e.lo, hi: e.hi }
+    }
+
+    /// True when the boxes overlap (touching counts).
+    #[must_use]
+    pub fn overlaps(&self, o: &Box32) -> bool {
+        (self.lo[0] <= o.hi[0])
+            & (o.lo[0] <= self.hi[0])
+            & (self.lo[1] <= o.hi[1])
+            & (o.lo[1] <= self.hi[1])
+            & (self.lo[2] <= o.hi[2])
+            & (o.lo[2] <= self.hi[2])
+    }
+}
+
 /// A hashed box in single precision, rounded outwards (so it contains the box it
 /// stands for), with its index: the cells' contents are scanned in order, with no
 /// lookup elsewhere until a box overlaps the query.
