@@ -201,6 +201,24 @@ impl RowsMut<'_> {
         self.y[k] = v.y;
         self.z[k] = v.z;
     }
+
+    /// Adds `v` to row `i` (as [`Vec3s::add`]).
+    #[inline]
+    pub fn add(&mut self, i: usize, v: glam::DVec3) {
+        let k = i - self.first;
+        self.x[k] += v.x;
+        self.y[k] += v.y;
+        self.z[k] += v.z;
+    }
+
+    /// Subtracts `v` from row `i` (as [`Vec3s::sub`]).
+    #[inline]
+    pub fn sub(&mut self, i: usize, v: glam::DVec3) {
+        let k = i - self.first;
+        self.x[k] -= v.x;
+        self.y[k] -= v.y;
+        self.z[k] -= v.z;
+    }
 }
 
 /// `v` split into runs of `size` rows (the last may be shorter), as a parallel

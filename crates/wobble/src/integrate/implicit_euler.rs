@@ -170,6 +170,75 @@ impl JacobianSink for SystemSink<'_> {
         self.kv.sub(b, d);
     }
 
+    /// Pairs whose four slots are known (every step after the first with the same
+    /// pattern) are written by row: the matrix's runs of rows
+    /// ([`crate::solve::cg::domain_rows`]) are tasks of their own, each taking the
+    /// elements with an end in its rows, in element order, and writing only its
+    /// rows' blocks and ∂f/∂x v (an element across two runs is evaluated by both).
+    /// Each block and row receives the same parts in the same order as from
+    /// [`JacobianSink::add_pair`] one element after another, so the sums are the
+    /// same to the bit for any thread count.
+    fn add_pairs(
+        &mut self,
+        count: usize,
+        ends: &(dyn Fn(usize) -> (usize, usize) + Sync),
+        blocks: &(dyn Fn(usize) -> (DMat3, DMat3) + Sync),
+    ) {
+        use rayon::prelude::*;
+        let n = self.a.rows();
+        let size = crate::solve::cg::domain_rows(n);
+        let at = self.slots.cursor;
+        let known = size < n
+            && self.slots.list.len() >= at + count
+            && (0..count).all(|s| {
+                let (a, b) = ends(s);
+                let (x, y, _) = self.slots.list[at + s];
+                x as usize == a && y as usize == b
+            });
+        if !known {
+            for s in 0..count {
+                let (a, b) = ends(s);
+                let (dfdx, dfdv) = blocks(s);
+                self.add_pair(a, b, dfdx, dfdv);
+            }
+            return;
+        }
+        self.slots.cursor += count;
+        let slots = &self.slots.list[at..at + count];
+        let (h, v) = (self.h, self.v);
+        let runs = self.a.row_runs_mut(size);
+        runs.into_par_iter().zip(crate::par::par_rows(self.kv, size)).for_each(|((rows, first, own), mut kv)| {
+            for (s, &(_, _, [aa, bb, ab, ba])) in slots.iter().enumerate() {
+                let (a, b) = ends(s);
+                let (ina, inb) = (rows.contains(&a), rows.contains(&b));
+                if !(ina || inb) {
+                    continue;
+                }
+                let (dfdx, dfdv) = blocks(s);
+                let k = dfdx * (-h * h) - dfdv * h;
+                if ina {
+                    own[aa as usize - first] += k;
+                }
+                if inb {
+                    own[bb as usize - first] += k;
+                }
+                if ina {
+                    own[ab as usize - first] += -k;
+                }
+                if inb {
+                    own[ba as usize - first] += -k;
+                }
+                let d = dfdx * (v.get(a) - v.get(b));
+                if ina {
+                    kv.add(a, d);
+                }
+                if inb {
+                    kv.sub(b, d);
+                }
+            }
+        });
+    }
+
     /// Diagonal blocks into A, the rest into the stencil list; ∂f/∂x v exactly.
     fn add_stencil(&mut self, p: [u32; 4], w: [f64; 4], dfdx: DMat3, dfdv: DMat3) {
         let m = dfdx * (-self.h * self.h) - dfdv * self.h;

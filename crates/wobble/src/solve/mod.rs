@@ -126,6 +126,25 @@ impl BlockMatrix {
         }
     }
 
+    /// The blocks split by runs of `size` block rows, in row order: each run's rows,
+    /// the storage index of its first block and its blocks (for parallel writers that
+    /// own rows).
+    pub fn row_runs_mut(&mut self, size: usize) -> Vec<(std::ops::Range<usize>, usize, &mut [DMat3])> {
+        let size = size.max(1);
+        let mut runs = Vec::with_capacity(self.n.div_ceil(size));
+        let mut rest: &mut [DMat3] = &mut self.blocks;
+        let mut first = 0;
+        for r0 in (0..self.n).step_by(size) {
+            let r1 = (r0 + size).min(self.n);
+            let end = self.row_ptr[r1] as usize;
+            let (mine, tail) = std::mem::take(&mut rest).split_at_mut(end - first);
+            runs.push((r0..r1, first, mine));
+            rest = tail;
+            first = end;
+        }
+        runs
+    }
+
     /// Adds `block` at storage index `k` (from [`BlockMatrix::find`]).
     #[inline]
     pub fn add_at(&mut self, k: usize, block: DMat3) {

@@ -34,6 +34,24 @@ pub trait JacobianSink {
         self.add_dfdv(b, a, -dfdv);
     }
 
+    /// Adds the blocks of `count` two-particle elements as [`JacobianSink::add_pair`]
+    /// would, element by element in order: element s joins the particles `ends(s)`
+    /// with the blocks `blocks(s)`. A sink may call `blocks` for an element more than
+    /// once, in any order and on any thread, as long as every block receives the
+    /// elements' parts in element order (the system sink splits the work by rows).
+    fn add_pairs(
+        &mut self,
+        count: usize,
+        ends: &(dyn Fn(usize) -> (usize, usize) + Sync),
+        blocks: &(dyn Fn(usize) -> (DMat3, DMat3) + Sync),
+    ) {
+        for s in 0..count {
+            let (a, b) = ends(s);
+            let (dfdx, dfdv) = blocks(s);
+            self.add_pair(a, b, dfdx, dfdv);
+        }
+    }
+
     /// Adds the blocks of a contact-like element whose force on stencil particle a
     /// is w_a F with F depending on Σ_b w_b x_b and Σ_b w_b v_b: block (a, b) of
     /// ∂f/∂x is w_a w_b `dfdx`, of ∂f/∂v w_a w_b `dfdv` (slots of weight 0 unused).

@@ -459,11 +459,10 @@ impl ForceTerm for SpringNetwork {
     fn add_jacobian(&self, ctx: &ForceContext<'_>, sink: &mut dyn JacobianSink) {
         let x = &ctx.state.x;
         let blocks = if sink.definite() { spring_blocks_definite } else { spring_blocks };
-        for s in 0..self.len() {
+        sink.add_pairs(self.len(), &|s| self.ends(s), &|s| {
             let (a, b) = self.ends(s);
-            let (kx, kv) = blocks(self.law(s), x.get(a), x.get(b), self.rest[s], self.k[s], self.c[s]);
-            sink.add_pair(a, b, kx, kv);
-        }
+            blocks(self.law(s), x.get(a), x.get(b), self.rest[s], self.k[s], self.c[s])
+        });
     }
 
     fn has_jacobian(&self) -> bool {
