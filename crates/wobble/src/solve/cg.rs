@@ -822,21 +822,36 @@ fn backward_separator(
         if fixed.get(i).copied().unwrap_or(false) {
             continue;
         }
-        let mut acc = v.get(i);
-        for k in a.diag[i] as usize + 1..a.row_ptr[i + 1] as usize {
-            let s = order.slot[a.cols[k] as usize];
-            if s != NOT_SEPARATOR {
-                acc -= a.blocks[k] * side[s as usize];
-            }
-        }
-        for &(j, block) in extra.upper(i) {
-            let s = order.slot[j as usize];
-            if s != NOT_SEPARATOR {
-                acc -= block * side[s as usize];
-            }
-        }
+        let upper = a.diag[i] as usize + 1..a.row_ptr[i + 1] as usize;
+        let acc = minus_separator(a, upper, extra.upper(i), order, side, v.get(i));
         side[slot] = inv[i] * acc;
     }
+}
+
+/// `acc` − Σ A_ij t_j over the blocks `blocks` of A (storage indices) and the
+/// stencil entries `entries` whose column j is in the separator, t_j from `side`.
+#[inline]
+fn minus_separator(
+    a: &BlockMatrix,
+    blocks: std::ops::Range<usize>,
+    entries: &[(u32, DMat3)],
+    order: &SweepOrder,
+    side: &[DVec3],
+    mut acc: DVec3,
+) -> DVec3 {
+    for k in blocks {
+        let s = order.slot[a.cols[k] as usize];
+        if s != NOT_SEPARATOR {
+            acc -= a.blocks[k] * side[s as usize];
+        }
+    }
+    for &(j, block) in entries {
+        let s = order.slot[j as usize];
+        if s != NOT_SEPARATOR {
+            acc -= block * side[s as usize];
+        }
+    }
+    acc
 }
 
 /// The backward sweep over one run's rows outside the separator, after
@@ -881,18 +896,8 @@ fn backward_runs(
         if cut {
             // S comes after every run: its blocks left of the diagonal are upper
             // blocks in the sweep's order.
-            for k in a.row_ptr[i] as usize..a.diag[i] as usize {
-                let s = order.slot[a.cols[k] as usize];
-                if s != NOT_SEPARATOR {
-                    acc -= a.blocks[k] * side[s as usize];
-                }
-            }
-            for &(j, block) in extra.lower(i) {
-                let s = order.slot[j as usize];
-                if s != NOT_SEPARATOR {
-                    acc -= block * side[s as usize];
-                }
-            }
+            let lower = a.row_ptr[i] as usize..a.diag[i] as usize;
+            acc = minus_separator(a, lower, extra.lower(i), order, side, acc);
         }
         t.set(i, inv[i] * acc);
     }
