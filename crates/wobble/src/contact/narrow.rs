@@ -332,7 +332,9 @@ pub fn ccd(kind: PairKind, x0: &[DVec3; 4], x1: &[DVec3; 4], eta: f64, scratch: 
     }
     let c = coplanarity_cubic(x0, &d);
     // Scale of the cubic's terms: the product of three lengths.
-    let len = x0.iter().chain(x1.iter()).map(|p| (*p - x0[0]).length()).fold(0.0, f64::max).max(eta);
+    // (The largest squared distance, then one square root: the same number, as the
+    // square root is monotonic and correctly rounded.)
+    let len = x0.iter().chain(x1.iter()).map(|p| (*p - x0[0]).length_squared()).fold(0.0, f64::max).sqrt().max(eta);
     coplanar_times(&c, len * len * len, scratch);
     let cross_at = |x: &[DVec3; 4]| match kind {
         PairKind::VertexTriangle => (x[2] - x[1]).cross(x[3] - x[1]).length(),
