@@ -630,7 +630,7 @@ impl Cg {
     }
 }
 
-/// Fewest rows of a run of the block-SSOR sweeps ([`Cg::solve_eisenstat`]): a run
+/// Fewest rows of a run of the block-SSOR sweeps of [`Cg`] (see `solve_eisenstat`): a run
 /// is a parallel task of two sweeps and a vector update per iteration.
 pub const DOMAIN_MIN_ROWS: usize = 2048;
 
