@@ -42,30 +42,6 @@ impl Aabb {
 /// separate list tested against every query, so the hash stays bounded.
 const MAX_CELLS_PER_AXIS: i64 = 16;
 
-/// A box in single precision, rounded outwards so that it contains the box it
-/// stands for: half the memory of an [`Aabb`] for tests that only need to be
-/// conservative (the contact filters, whose survivors are tested exactly).
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct Box32 {
-    lo: [f32; 3],
-    hi: [f32; 3],
-}
-
-impl Box32 {
-    /// The smallest single-precision box (give or take a millionth) holding `b`.
-    #[must_use]
-    pub fn outward(b: &Aabb) -> Box32 {
-        let e = Entry::new(b, 0);
-        Box32 { lo: e.lo, hi: e.hi }
-    }
-
-    /// True when the boxes overlap (touching counts).
-    #[must_use]
-    pub fn overlaps(&self, o: &Box32) -> bool {
-        meet(self.lo, self.hi, o.lo, o.hi)
-    }
-}
-
 /// Whether single-precision boxes [a_lo, a_hi] and [b_lo, b_hi] overlap (touching
 /// counts). Non-short-circuit `&`: one well-predicted branch instead of six.
 #[inline]
