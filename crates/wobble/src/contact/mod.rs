@@ -1906,6 +1906,54 @@ mod tests {
         set
     }
 
+    /// Checks `c`'s list for the sweep `x0` → `x1` against a fresh broad phase
+    /// (`fresh`): every pair within its contact distance at the end, or meeting
+    /// within η during the sweep, must be live and pass its gap test. Returns how
+    /// many close and hitting pairs were checked.
+    fn check_pairs_that_can_touch(
+        c: &mut Contacts,
+        fresh: &mut Contacts,
+        x0: &Vec3s,
+        x1: &Vec3s,
+        round: usize,
+    ) -> (usize, usize) {
+        let live = Live::of_list(c.base_len, &c.dirty, &c.is_dirty);
+        let listed: std::collections::BTreeMap<(u8, [u32; 4]), Pair> = c
+            .pairs
+            .iter()
+            .enumerate()
+            .filter(|(k, p)| live.of(*k, p))
+            .map(|(_, p)| ((p.kind as u8, p.p), *p))
+            .collect();
+        c.strays(None, x1);
+        let at_end = c.stray.clone();
+        c.strays(Some(x0), x1);
+        let over_sweep = c.stray.clone();
+        let (mut touching, mut hitting) = (0, 0);
+        let mut times = Vec::new();
+        for p in fresh.broad_phase(x0, x1).to_vec() {
+            let (a, b) = (gather(x0, p.p), gather(x1, p.p));
+            let close = narrow::proximity(p.kind, &b, DVec3::Y).distance < p.distance;
+            let eta = 0.1 * p.distance;
+            let hit = narrow::ccd(p.kind, &a, &b, eta, &mut times).is_some();
+            if !(close || hit) {
+                continue;
+            }
+            let kept = listed.get(&(p.kind as u8, p.p));
+            let kept =
+                kept.unwrap_or_else(|| panic!("round {round}: {:?} {:?} can touch but is not live", p.kind, p.p));
+            if close {
+                touching += 1;
+                assert!(!kept_apart(kept, &at_end, p.distance), "round {round}: close pair skipped by its gap");
+            }
+            if hit {
+                hitting += 1;
+                assert!(!kept_apart(kept, &over_sweep, eta), "round {round}: hitting pair skipped by its gap");
+            }
+        }
+        (touching, hitting)
+    }
+
     #[test]
     fn incremental_updates_keep_every_pair_that_can_touch() {
         // A folded cloth, its list built for one fast sweep (every list is culled
@@ -1926,7 +1974,6 @@ mod tests {
         let mut fresh = world.contacts.clone();
         let mut seed = 1u64;
         let (mut updates, mut checked) = (0, 0);
-        let mut times = Vec::new();
         for round in 0..12 {
             let nudged = if round == 8 { x1.len() / 2 } else { 3 };
             for _ in 0..nudged {
@@ -1942,36 +1989,8 @@ mod tests {
             }
             // No live pair is listed twice.
             live_set(&c);
-            let live = Live::of_list(c.base_len, &c.dirty, &c.is_dirty);
-            let listed: std::collections::BTreeMap<(u8, [u32; 4]), Pair> = c
-                .pairs
-                .iter()
-                .enumerate()
-                .filter(|(k, p)| live.of(*k, p))
-                .map(|(_, p)| ((p.kind as u8, p.p), *p))
-                .collect();
-            c.strays(None, &x1);
-            let at_end = c.stray.clone();
-            c.strays(Some(&x0), &x1);
-            let over_sweep = c.stray.clone();
-            for p in fresh.broad_phase(&x0, &x1).to_vec() {
-                let (a, b) = (gather(&x0, p.p), gather(&x1, p.p));
-                let close = narrow::proximity(p.kind, &b, DVec3::Y).distance < p.distance;
-                let eta = 0.1 * p.distance;
-                let hit = narrow::ccd(p.kind, &a, &b, eta, &mut times).is_some();
-                if !(close || hit) {
-                    continue;
-                }
-                checked += 1;
-                let kept = listed.get(&(p.kind as u8, p.p));
-                let kept =
-                    kept.unwrap_or_else(|| panic!("round {round}: {:?} {:?} can touch but is missing", p.kind, p.p));
-                assert!(
-                    !(close && kept_apart(kept, &at_end, p.distance)),
-                    "round {round}: close pair skipped by its gap"
-                );
-                assert!(!(hit && kept_apart(kept, &over_sweep, eta)), "round {round}: hitting pair skipped by its gap");
-            }
+            let (touching, hitting) = check_pairs_that_can_touch(&mut c, &mut fresh, &x0, &x1, round);
+            checked += touching + hitting;
         }
         assert!(updates >= 5, "only {updates} incremental updates were exercised");
         assert!(checked > 100, "only {checked} touching pairs were checked");
@@ -2040,39 +2059,9 @@ mod tests {
                 x1.add(i, d);
             }
             c.ensure_pairs(&x0, &x1);
-            let live = Live::of_list(c.base_len, &c.dirty, &c.is_dirty);
-            let listed: std::collections::BTreeMap<(u8, [u32; 4]), Pair> = c
-                .pairs
-                .iter()
-                .enumerate()
-                .filter(|(k, p)| live.of(*k, p))
-                .map(|(_, p)| ((p.kind as u8, p.p), *p))
-                .collect();
-            c.strays(None, &x1);
-            let at_end = c.stray.clone();
-            c.strays(Some(&x0), &x1);
-            let over_sweep = c.stray.clone();
-            let mut times = Vec::new();
-            for p in fresh.broad_phase(&x0, &x1).to_vec() {
-                let (a, b) = (gather(&x0, p.p), gather(&x1, p.p));
-                let close = narrow::proximity(p.kind, &b, DVec3::Y).distance < p.distance;
-                let eta = 0.1 * p.distance;
-                let hit = narrow::ccd(p.kind, &a, &b, eta, &mut times).is_some();
-                if !(close || hit) {
-                    continue;
-                }
-                let kept = listed.get(&(p.kind as u8, p.p));
-                let kept =
-                    kept.unwrap_or_else(|| panic!("round {round}: {:?} {:?} can touch but is culled", p.kind, p.p));
-                if close {
-                    touching += 1;
-                    assert!(!kept_apart(kept, &at_end, p.distance), "round {round}: close pair skipped by its gap");
-                }
-                if hit {
-                    hitting += 1;
-                    assert!(!kept_apart(kept, &over_sweep, eta), "round {round}: hitting pair skipped by its gap");
-                }
-            }
+            let (close, hit) = check_pairs_that_can_touch(&mut c, &mut fresh, &x0, &x1, round);
+            touching += close;
+            hitting += hit;
         }
         assert!(
             touching > 0 && hitting > 0,
