@@ -210,6 +210,9 @@ pub struct Contacts {
     /// far it has strayed from there.
     anchor: Vec3s,
     stray: Vec<f64>,
+    /// Per particle, the distance from its anchor to its box's farthest corner
+    /// (see `Near`).
+    reach: Vec<f64>,
     /// Steps of the current motion each particle's box also covers ahead.
     lookahead: f64,
     /// Per particle, the box around the sweep `pairs` was built for, grown by
@@ -309,6 +312,7 @@ impl Contacts {
             close: Vec::new(),
             cull: false,
             anchor: Vec3s::default(),
+            reach: Vec::new(),
             stray: Vec::new(),
             lookahead: 0.0,
             built_lo: Vec3s::default(),
@@ -795,6 +799,7 @@ impl Contacts {
         self.built_lo.set(i, lo);
         self.built_hi.set(i, hi);
         self.anchor.set(i, b);
+        self.reach[i] = (b - lo).max(hi - b).length();
     }
 
     /// Rebuilds `pairs` for the sweep `x0` → `x1` with every box grown by a further
@@ -808,6 +813,7 @@ impl Contacts {
         self.built_lo.resize(x0.len());
         self.built_hi.resize(x0.len());
         self.anchor.resize(x0.len());
+        self.reach.resize(x0.len(), 0.0);
         for i in 0..x0.len() {
             self.fit_particle_box(i, x0.get(i), x1.get(i), false);
         }
@@ -879,7 +885,7 @@ impl Contacts {
             || rayon::join(|| he.build(edges, cell), || hp.build(points, cell)),
         );
         let [hv, ht, he, hp] = &self.hashes;
-        let near = Near { on: self.cull, x: &self.anchor, lo: &self.built_lo, hi: &self.built_hi };
+        let near = Near { on: self.cull, x: &self.anchor, reach: &self.reach };
         let vt = |k, t| surf.vertex_triangle(k, t).and_then(|p| near.keep(p));
         let ee = |k, o| surf.edge_edge(k, o).and_then(|p| near.keep(p));
         let vv = |k, o| surf.point_point(k, o).and_then(|p| near.keep(p));
@@ -970,7 +976,7 @@ impl Contacts {
         let (lo, hi) = (&self.built_lo, &self.built_hi);
         let (dirty, dirty_list, fresh, stamp) = (&self.prim_dirty, &self.prim_dirty_list, &self.fresh, self.stamp);
         let [hv, ht, he, hp] = &self.hashes;
-        let near = Near { on: self.cull, x: &self.anchor, lo, hi };
+        let near = Near { on: self.cull, x: &self.anchor, reach: &self.reach };
         let cell = self.cell;
         let b = |class: usize, k: u32| primitive_box(surf, lo, hi, class, k as usize);
         let clean = |class: usize, k: u32| !dirty[class][k as usize];
@@ -1699,6 +1705,15 @@ fn respond_close(pairs: &[Pair], close: &[u32], x: &mut Vec3s, v: &mut Vec3s, in
     }
 }
 
+/// Scratch of one group of an incremental update: the hash of its fresh
+/// primitives, their boxes, and the pairs it found.
+#[derive(Clone, Debug, Default)]
+struct FreshScratch {
+    hash: SpatialHash,
+    boxes: Vec<Aabb>,
+    found: Vec<Pair>,
+}
+
 /// Distance culling of candidate pairs for a list meant to serve many steps. While
 /// a particle stays in its box it is within reach of its anchor (the distance to
 /// the box's farthest corner), and every point of a primitive moves no farther
@@ -1710,21 +1725,21 @@ fn respond_close(pairs: &[Pair], close: &[u32], x: &mut Vec3s, v: &mut Vec3s, in
 /// left out. A kept pair records D as its `gap`, for the per-pass test of
 /// [`Contacts::strays`]. (Boxes that grow in an incremental update bring their
 /// primitives' pairs back: those are found again with the new boxes and anchors.)
-/// Scratch of one group of an incremental update: the hash of its fresh
-/// primitives, their boxes, and the pairs it found.
-#[derive(Clone, Debug, Default)]
-struct FreshScratch {
-    hash: SpatialHash,
-    boxes: Vec<Aabb>,
-    found: Vec<Pair>,
-}
-
+///
+/// Two shortcuts keep this cheap, both exact (the kept pairs and their gaps are
+/// those of the plain test): each particle's reach is computed once when its box
+/// is fitted (`Contacts::reach`), and a candidate whose sides' anchor boxes are
+/// already farther apart than its contact distance plus the reaches (a lower
+/// bound on D, with a margin for rounding) is dropped before D is measured —
+/// most candidates of a folded cloth are neighbours on the same sheet, a few
+/// edges apart.
 struct Near<'a> {
     on: bool,
-    /// The particles' anchors and boxes.
+    /// The particles' anchors.
     x: &'a Vec3s,
-    lo: &'a Vec3s,
-    hi: &'a Vec3s,
+    /// Each particle's reach: the distance from its anchor to its box's farthest
+    /// corner.
+    reach: &'a [f64],
 }
 
 impl Near<'_> {
@@ -1732,12 +1747,17 @@ impl Near<'_> {
         if !self.on {
             return Some(pair);
         }
-        let reach = |i: u32| {
-            let (x, lo, hi) = (self.x.get(i as usize), self.lo.get(i as usize), self.hi.get(i as usize));
-            (x - lo).max(hi - x).length()
-        };
-        pair.gap = narrow::proximity(pair.kind, &gather(self.x, pair.p), DVec3::Y).distance;
-        (pair.gap - sides_reach(&pair, reach) < pair.distance).then_some(pair)
+        let reach = sides_reach(&pair, |i| self.reach[i as usize]);
+        let pos = gather(self.x, pair.p);
+        // The anchor boxes' distance bounds D from below; the margin of a
+        // millionth covers the rounding of both D and this bound, so a pair
+        // dropped here would also fail the exact test below.
+        let bound = pair.distance + reach;
+        if anchor_box_gap2(pair.kind, &pos) > (bound * (1.0 + 1e-6)).powi(2) {
+            return None;
+        }
+        pair.gap = narrow::distance(pair.kind, &pos);
+        (pair.gap - reach < pair.distance).then_some(pair)
     }
 }
 
@@ -1752,6 +1772,20 @@ fn sides_reach(pair: &Pair, reach: impl Fn(u32) -> f64) -> f64 {
     };
     let side = |ids: &[u32]| ids.iter().map(|&i| reach(i)).fold(0.0, f64::max);
     side(&pair.p[..split]) + side(&pair.p[split..used])
+}
+
+/// Squared distance between the boxes around each side's points of a stencil of
+/// kind `kind` at positions `x` (0 when they overlap): a lower bound on the
+/// squared distance between the two primitives.
+fn anchor_box_gap2(kind: PairKind, x: &[DVec3; 4]) -> f64 {
+    let (split, used) = match kind {
+        PairKind::VertexTriangle => (1, 4),
+        PairKind::EdgeEdge => (2, 4),
+        PairKind::VertexVertex => (1, 2),
+    };
+    let bounds = |p: &[DVec3]| p[1..].iter().fold((p[0], p[0]), |(lo, hi), q| (lo.min(*q), hi.max(*q)));
+    let ((alo, ahi), (blo, bhi)) = (bounds(&x[..split]), bounds(&x[split..used]));
+    (blo - ahi).max(alo - bhi).max(DVec3::ZERO).length_squared()
 }
 
 /// Whether `pair` cannot be within `tolerance` (m) with its particles at most
@@ -2016,6 +2050,9 @@ mod tests {
             let reach: [f64; 4] = std::array::from_fn(|_| 0.1 * next(&mut seed));
             let pair = Pair { kind, p: [0, 1, 2, 3], distance: 0.0, query: 0, other: 0, gap: f64::NEG_INFINITY };
             let d = narrow::proximity(kind, &x, DVec3::Y).distance;
+            // The anchor boxes' distance, the culling's first test, is a lower bound on D.
+            let box_gap = anchor_box_gap2(kind, &x).sqrt();
+            assert!(box_gap <= d * (1.0 + 1e-12), "{kind:?}: box gap {box_gap} > D = {d}");
             let bound = d - sides_reach(&pair, |i| reach[i as usize]);
             for _ in 0..10 {
                 let moved: [DVec3; 4] = std::array::from_fn(|i| {

@@ -202,6 +202,17 @@ pub fn proximity(kind: PairKind, x: &[DVec3; 4], side_hint: DVec3) -> Proximity 
     }
 }
 
+/// The distance of [`proximity`] alone (the same value to the bit), without the
+/// weights and the normal.
+#[must_use]
+pub fn distance(kind: PairKind, x: &[DVec3; 4]) -> f64 {
+    match kind {
+        PairKind::VertexTriangle => point_triangle(x[0], x[1], x[2], x[3]).0.sqrt(),
+        PairKind::EdgeEdge => segment_segment(x[0], x[1], x[2], x[3]).0.sqrt(),
+        PairKind::VertexVertex => (x[0] - x[1]).length(),
+    }
+}
+
 /// Coefficients (c0, c1, c2, c3) of the cubic f(t) = ((x1 − x0) × (x2 − x0)) · (x3 − x0)
 /// for points moving linearly, x_k(t) = a_k + t d_k: f vanishes when the four points
 /// are coplanar.
@@ -375,6 +386,29 @@ mod tests {
         coplanar_times(&c, 1.0, &mut out);
         for r in [0.2, 0.5, 0.9] {
             assert!(out.iter().any(|t| t.1 && (t.0 - r).abs() < 1e-12), "root {r} missing from {out:?}");
+        }
+    }
+
+    #[test]
+    fn distance_alone_is_the_proximity_distance_to_the_bit() {
+        let mut s = 17u64;
+        let mut rnd = || {
+            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (s >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+        };
+        for k in 0..3000 {
+            let mut x = [(); 4].map(|()| DVec3::new(rnd(), rnd(), rnd()));
+            // Some degenerate stencils: a repeated point, a flat triangle, parallel edges.
+            match k % 10 {
+                0 => x[2] = x[1],
+                1 => x[3] = x[1] * 0.5 + x[2] * 0.5,
+                2 => x[3] = x[2] + (x[1] - x[0]),
+                _ => {}
+            }
+            for kind in [PairKind::VertexTriangle, PairKind::EdgeEdge, PairKind::VertexVertex] {
+                let exact = proximity(kind, &x, DVec3::Y).distance;
+                assert_eq!(distance(kind, &x).to_bits(), exact.to_bits(), "{kind:?} {x:?}");
+            }
         }
     }
 }
