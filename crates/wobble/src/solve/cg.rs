@@ -659,7 +659,17 @@ struct SweepOrder {
     sep: Vec<u32>,
     /// Per row: its position in `sep`, or [`NOT_SEPARATOR`].
     slot: Vec<u32>,
+    /// Per row outside S: whether a block of A or a stencil entry left of the
+    /// diagonal ([`LEFT_OF_S`]) or right of it ([`RIGHT_OF_S`]) has its column in
+    /// S. Most rows have none and are swept without looking columns up in `slot`
+    /// (the same terms in the same order: the results do not change).
+    touches: Vec<u8>,
 }
+
+/// [`SweepOrder::touches`]: a column in S left of the diagonal.
+const LEFT_OF_S: u8 = 1;
+/// [`SweepOrder::touches`]: a column in S right of the diagonal.
+const RIGHT_OF_S: u8 = 2;
 
 const NOT_SEPARATOR: u32 = u32::MAX;
 
@@ -677,6 +687,7 @@ impl SweepOrder {
         let n = a.rows();
         let whole = n.max(1);
         self.sep.clear();
+        self.touches.clear();
         self.slot.clear();
         self.slot.resize(n, NOT_SEPARATOR);
         if size >= n {
@@ -700,7 +711,28 @@ impl SweepOrder {
             self.sep.clear();
             return whole;
         }
+        self.touches.clear();
+        self.touches.resize(n, 0);
+        let in_s = |j: usize| self.slot[j] != NOT_SEPARATOR;
+        for i in 0..n {
+            if in_s(i) {
+                continue;
+            }
+            let (s, d, e) = (a.row_ptr[i] as usize, a.diag[i] as usize, a.row_ptr[i + 1] as usize);
+            let left =
+                a.cols[s..d].iter().any(|&j| in_s(j as usize)) || extra.lower(i).iter().any(|&(j, _)| in_s(j as usize));
+            let right = a.cols[d + 1..e].iter().any(|&j| in_s(j as usize))
+                || extra.upper(i).iter().any(|&(j, _)| in_s(j as usize));
+            self.touches[i] = u8::from(left) * LEFT_OF_S + u8::from(right) * RIGHT_OF_S;
+        }
         size
+    }
+
+    /// Whether row i (outside S) has a column in S on the side `side`
+    /// ([`LEFT_OF_S`] or [`RIGHT_OF_S`]); false when there is no separator.
+    #[inline]
+    fn touches(&self, i: usize, side: u8) -> bool {
+        self.touches.get(i).is_some_and(|t| t & side != 0)
     }
 
     #[inline]
@@ -739,14 +771,23 @@ fn forward_runs(
         }
         prefetch_row(a, i + PREFETCH_ROWS);
         let mut acc = v(i);
-        for k in a.row_ptr[i] as usize..a.diag[i] as usize {
-            let j = a.cols[k] as usize;
-            if !(cut && order.in_separator(j)) {
-                acc -= a.blocks[k] * y.get(j);
+        if cut && order.touches(i, LEFT_OF_S) {
+            for k in a.row_ptr[i] as usize..a.diag[i] as usize {
+                let j = a.cols[k] as usize;
+                if !order.in_separator(j) {
+                    acc -= a.blocks[k] * y.get(j);
+                }
             }
-        }
-        for &(j, block) in extra.lower(i) {
-            if !(cut && order.in_separator(j as usize)) {
+            for &(j, block) in extra.lower(i) {
+                if !order.in_separator(j as usize) {
+                    acc -= block * y.get(j as usize);
+                }
+            }
+        } else {
+            for k in a.row_ptr[i] as usize..a.diag[i] as usize {
+                acc -= a.blocks[k] * y.get(a.cols[k] as usize);
+            }
+            for &(j, block) in extra.lower(i) {
                 acc -= block * y.get(j as usize);
             }
         }
@@ -887,13 +928,22 @@ fn backward_runs(
             prefetch_row(a, ahead);
         }
         let mut acc = v.get(i);
-        for k in a.diag[i] as usize + 1..a.row_ptr[i + 1] as usize {
-            acc -= a.blocks[k] * value(a.cols[k] as usize, t);
+        if cut && order.touches(i, RIGHT_OF_S) {
+            for k in a.diag[i] as usize + 1..a.row_ptr[i + 1] as usize {
+                acc -= a.blocks[k] * value(a.cols[k] as usize, t);
+            }
+            for &(j, block) in extra.upper(i) {
+                acc -= block * value(j as usize, t);
+            }
+        } else {
+            for k in a.diag[i] as usize + 1..a.row_ptr[i + 1] as usize {
+                acc -= a.blocks[k] * t.get(a.cols[k] as usize);
+            }
+            for &(j, block) in extra.upper(i) {
+                acc -= block * t.get(j as usize);
+            }
         }
-        for &(j, block) in extra.upper(i) {
-            acc -= block * value(j as usize, t);
-        }
-        if cut {
+        if cut && order.touches(i, LEFT_OF_S) {
             // S comes after every run: its blocks left of the diagonal are upper
             // blocks in the sweep's order.
             let lower = a.row_ptr[i] as usize..a.diag[i] as usize;
