@@ -67,6 +67,13 @@ const REFIT_LIMIT: f64 = 1.5;
 /// this factor times the nodes they visited right after its last full build.
 const VISIT_LIMIT: f64 = 1.2;
 
+/// Slack of the candidate lists, in units of the largest margin: a list holds
+/// the faces whose boxes, grown by this much, held the particle when the lists
+/// were made, and the lists serve every projection until some particle has moved,
+/// relative to the body's mean motion, by half of it along an axis (see
+/// [`Containment::lists_hold`]).
+const LIST_SLACK: f64 = 1.0;
+
 /// A node of the bounding-volume hierarchy over face boxes: its box, and either
 /// two children (`left`, `left + 1`… stored as indices) or a range of leaf faces
 /// in `order`.
@@ -150,6 +157,21 @@ pub struct Containment {
     vertex_normals: Vec<DVec3>,
     /// Scratch: each surface vertex's position at the last rebuild.
     start: Vec<DVec3>,
+    /// Candidate lists: pair k's are `list[list_start[k]..list_start[k + 1]]`,
+    /// ascending, the faces outside its partner's fan whose boxes grown by
+    /// `slack` held its inner particle when the lists were made.
+    list_start: Vec<u32>,
+    list: Vec<u32>,
+    /// Where the inner particles (by pair) and then the surface vertices were
+    /// when the lists were made (empty: no lists).
+    list_anchor: Vec<DVec3>,
+    /// Growth of the boxes behind the lists, m.
+    slack: f64,
+    /// Whether the lists hold for the state the face boxes were last taken at
+    /// (set by a projection; a plain [`Containment::rebuild_cells`] clears it).
+    lists_live: bool,
+    /// Times the candidate lists were made.
+    pub list_builds: u64,
     /// Inner particles moved in the last projection.
     pub corrections: usize,
     /// Largest violation C found in the last projection, m (≤ 0 when none).
@@ -236,6 +258,12 @@ impl Containment {
             face_normals: Vec::new(),
             vertex_normals: Vec::new(),
             start: Vec::new(),
+            list_start: Vec::new(),
+            list: Vec::new(),
+            list_anchor: Vec::new(),
+            slack: LIST_SLACK * max_margin,
+            lists_live: false,
+            list_builds: 0,
             corrections: 0,
             worst: f64::NEG_INFINITY,
         })
@@ -340,6 +368,14 @@ impl Containment {
     /// folded skin (230 entries against 50 before), and a step cost 5.4 × one
     /// before the collapse.
     fn rebuild_cells(&mut self, state: &State) {
+        self.lists_live = false;
+        let finite = self.refresh(state);
+        self.update_tree(finite);
+    }
+
+    /// The face and vertex normals, the positions and the face boxes at `state`;
+    /// returns whether every box is finite.
+    fn refresh(&mut self, state: &State) -> bool {
         self.face_normals.clear();
         for f in 0..self.faces.len() {
             let n = self.compute_face_normal(state, f);
@@ -368,6 +404,12 @@ impl Containment {
             finite &= lo.is_finite() && hi.is_finite();
             self.boxes.push((lo, hi));
         }
+        finite
+    }
+
+    /// Refits or rebuilds the hierarchy around the current face boxes (see
+    /// [`Containment::rebuild_cells`]); `finite`: every box is finite.
+    fn update_tree(&mut self, finite: bool) {
         if self.faces.len() * self.pairs.len() <= BRUTE_FORCE_PAIRS {
             // Small bodies: testing every box is cheaper than building a tree.
             self.tree.clear();
@@ -455,6 +497,110 @@ impl Containment {
         index
     }
 
+    /// Whether the candidate lists still hold at `state`: every inner particle and
+    /// surface vertex has moved since they were made, apart from the mean motion
+    /// of them all, by at most a little under half the slack along every axis.
+    ///
+    /// Then every face box the particle lies in now was within the slack of it
+    /// when the lists were made: a face's box moves with its vertices (a box is
+    /// their bounds grown by the margin), so with T the mean motion, each vertex
+    /// within δ of its anchor plus T and the particle too, the particle's anchor
+    /// lies in the anchor box grown by 2δ ≤ slack. A body falling or swinging as a
+    /// whole keeps its lists.
+    fn lists_hold(&self, state: &State) -> bool {
+        let n = self.pairs.len();
+        if self.list_anchor.len() != n + self.verts.len() {
+            return false;
+        }
+        let at = |j: usize| {
+            if j < n { state.x.get(self.pairs[j].0 as usize) } else { self.pos(state, (j - n) as u32) }
+        };
+        let count = self.list_anchor.len() as f64;
+        let mean = (0..self.list_anchor.len()).map(|j| at(j) - self.list_anchor[j]).sum::<DVec3>() / count;
+        let limit = 0.5 * self.slack * (1.0 - 1e-6);
+        mean.is_finite()
+            && (0..self.list_anchor.len()).all(|j| (at(j) - self.list_anchor[j] - mean).abs().max_element() <= limit)
+    }
+
+    /// Makes the candidate lists at `state` (the face boxes and hierarchy must be
+    /// those of `state`); returns the hierarchy's nodes visited.
+    fn make_lists(&mut self, state: &State) -> u64 {
+        let mut visits = 0;
+        let grow = DVec3::splat(self.slack);
+        let holds = |p: DVec3, (lo, hi): (DVec3, DVec3)| p.cmpge(lo - grow).all() && p.cmple(hi + grow).all();
+        self.list.clear();
+        self.list_start.clear();
+        self.list_start.push(0);
+        for k in 0..self.pairs.len() {
+            let (inner, partner, _) = self.pairs[k];
+            let p = state.x.get(inner as usize);
+            let fan = &self.fan[self.fan_start[partner as usize] as usize..self.fan_start[partner as usize + 1] as usize];
+            let first = self.list.len();
+            if self.tree.is_empty() {
+                for (f, &b) in self.boxes.iter().enumerate() {
+                    if holds(p, b) && !fan.contains(&(f as u32)) {
+                        self.list.push(f as u32);
+                    }
+                }
+            } else {
+                let mut stack = [0u32; 64];
+                let mut top = 1;
+                while top > 0 {
+                    top -= 1;
+                    visits += 1;
+                    let node = self.tree[stack[top] as usize];
+                    if !holds(p, (node.lo, node.hi)) {
+                        continue;
+                    }
+                    if node.count > 0 {
+                        for &f in &self.order[node.start as usize..(node.start + node.count) as usize] {
+                            if holds(p, self.boxes[f as usize]) && !fan.contains(&f) {
+                                self.list.push(f);
+                            }
+                        }
+                    } else if top + 2 <= stack.len() {
+                        stack[top] = node.right;
+                        stack[top + 1] = node.start;
+                        top += 2;
+                    }
+                }
+                self.list[first..].sort_unstable();
+            }
+            self.list_start.push(self.list.len() as u32);
+        }
+        self.list_anchor.clear();
+        self.list_anchor.extend(self.pairs.iter().map(|&(inner, _, _)| state.x.get(inner as usize)));
+        for v in 0..self.verts.len() {
+            let p = self.pos(state, v as u32);
+            self.list_anchor.push(p);
+        }
+        self.list_builds += 1;
+        visits
+    }
+
+    /// Brings the face boxes and the candidate lists up to `state` for a
+    /// projection: the lists are made anew (with the hierarchy refitted or rebuilt
+    /// first) only when they no longer hold. Returns the hierarchy's nodes visited
+    /// in making them (`None` when the lists were kept).
+    fn prepare(&mut self, state: &State) -> Option<u64> {
+        let finite = self.refresh(state);
+        self.lists_live = false;
+        if !finite {
+            // A state blowing up (for the health check to report): no lists.
+            self.list_anchor.clear();
+            self.update_tree(finite);
+            return None;
+        }
+        let visits = if self.lists_hold(state) {
+            None
+        } else {
+            self.update_tree(finite);
+            Some(self.make_lists(state))
+        };
+        self.lists_live = true;
+        visits
+    }
+
     /// The violation C = (x − c)·n + m of pair `k` at `state` (≤ 0 when satisfied),
     /// and the closest feature, over the partner's fan and (with `near`) the faces
     /// whose inflated boxes contain the particle.
@@ -511,7 +657,15 @@ impl Containment {
         for &f in &self.fan[range.clone()] {
             consider(f as usize, &mut bound);
         }
-        if near && self.tree.is_empty() {
+        if near && self.lists_live {
+            let list = &self.list[self.list_start[k] as usize..self.list_start[k + 1] as usize];
+            for &f in list {
+                let (lo, hi) = self.boxes[f as usize];
+                if p.cmpge(lo).all() && p.cmple(hi).all() {
+                    consider(f as usize, &mut bound);
+                }
+            }
+        } else if near && self.tree.is_empty() {
             for (f, &(lo, hi)) in self.boxes.iter().enumerate() {
                 if p.cmpge(lo).all() && p.cmple(hi).all() && !self.fan[range.clone()].contains(&(f as u32)) {
                     consider(f, &mut bound);
@@ -634,7 +788,7 @@ impl Constraint for Containment {
         let w = &ctx.particles.inv_mass;
         let (mut corrections, mut worst, mut tests, mut visits) = (0, f64::NEG_INFINITY, 0, 0);
         let built = self.tree_builds;
-        self.rebuild_cells(state);
+        let list_visits = self.prepare(state);
         self.hint.resize(self.pairs.len(), u32::MAX);
         for k in 0..self.pairs.len() {
             let (c, feat, t, n) = self.violation(state, k, true);
@@ -677,10 +831,13 @@ impl Constraint for Containment {
         self.worst = worst;
         self.face_tests = tests;
         // The search's cost right after a build is the yardstick for the refitted
-        // tree: past VISIT_LIMIT × that many node visits the next projection builds anew.
+        // tree: past VISIT_LIMIT × that many node visits the next list making
+        // builds anew. (The searches of a projection go through the lists, which
+        // hold the faces found through the tree when they were made.)
+        let visits = list_visits.map_or(visits, |v| v + visits);
         if self.tree_builds != built {
             self.built_visits = visits;
-        } else if visits as f64 > VISIT_LIMIT * self.built_visits as f64 {
+        } else if list_visits.is_some() && visits as f64 > VISIT_LIMIT * self.built_visits as f64 {
             self.built_area = 0.0;
         }
     }
@@ -693,6 +850,7 @@ impl Constraint for Containment {
             ("face_tests", self.face_tests as f64),
             ("tree_nodes", self.tree.len() as f64),
             ("tree_builds", self.tree_builds as f64),
+            ("list_builds", self.list_builds as f64),
         ]
     }
 }
@@ -782,6 +940,34 @@ mod tests {
             for k in 0..c.pairs.len() {
                 let v = c.violation(&state, k, true).0;
                 assert_eq!(v.to_bits(), brute_force(&c, &state, k).to_bits(), "round {round} refitted, pair {k}");
+            }
+        }
+        // The candidate lists of a projection: the same answers, bit for bit, kept
+        // over small moves and a move of the whole body, made anew after a large one.
+        let mut state = State::default();
+        for (i, p) in pts.iter().enumerate() {
+            let jitter = DVec3::new(next(), next(), next()) * 0.3;
+            state.push(*p * DVec3::new(1.0, 0.2, 1.0) + jitter * if i < n { 0.3 } else { 1.0 }, DVec3::ZERO);
+        }
+        for round in 0..6 {
+            let made = c.list_builds;
+            c.prepare(&state);
+            let expected = if round == 0 || round == 5 { made + 1 } else { made };
+            assert_eq!(c.list_builds, expected, "round {round}: lists made anew only when they no longer hold");
+            for k in 0..c.pairs.len() {
+                let v = c.violation(&state, k, true).0;
+                assert_eq!(v.to_bits(), brute_force(&c, &state, k).to_bits(), "lists, round {round}, pair {k}");
+            }
+            // Rounds 1–3: moves well inside the slack; 4: the whole body carried
+            // away; 5: a move past the slack.
+            let (step, shift) = match round {
+                3 => (0.0, DVec3::new(3.0, -1.0, 2.0)),
+                4 => (2.0 * c.slack, DVec3::ZERO),
+                _ => (0.1 * c.slack, DVec3::ZERO),
+            };
+            for i in 0..state.len() {
+                let p = state.x.get(i);
+                state.x.set(i, p + shift + DVec3::new(next(), next(), next()) * step);
             }
         }
         // Scrambling the particles over a larger ball spreads each refitted node
