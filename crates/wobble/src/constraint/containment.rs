@@ -157,6 +157,15 @@ pub struct Containment {
     vertex_normals: Vec<DVec3>,
     /// Scratch: each surface vertex's position at the last rebuild.
     start: Vec<DVec3>,
+    /// Scratch: each surface vertex's position now (taken at the last rebuild
+    /// and kept up to date through the corrections of a projection), in one
+    /// array so that a face's corners are three loads.
+    at: Vec<DVec3>,
+    /// Scratch: per face, (b − a) × (c − a) and its squared length at the last
+    /// rebuild, for the plane test of faces no correction has moved since.
+    cross: Vec<(DVec3, f64)>,
+    /// Scratch: faces with a corner moved by the projection under way.
+    stale: Vec<bool>,
     /// Candidate lists: pair k's are `list[list_start[k]..list_start[k + 1]]`,
     /// ascending, the faces outside its partner's fan whose boxes grown by
     /// `slack` held its inner particle when the lists were made.
@@ -258,6 +267,9 @@ impl Containment {
             face_normals: Vec::new(),
             vertex_normals: Vec::new(),
             start: Vec::new(),
+            at: Vec::new(),
+            cross: Vec::new(),
+            stale: Vec::new(),
             list_start: Vec::new(),
             list: Vec::new(),
             list_anchor: Vec::new(),
@@ -281,13 +293,15 @@ impl Containment {
         self.pairs.is_empty()
     }
 
-    fn pos(&self, state: &State, local: u32) -> DVec3 {
-        state.x.get(self.verts[local as usize] as usize)
+    /// Current position of surface vertex `local` (see `at`).
+    #[inline]
+    fn pos(&self, local: u32) -> DVec3 {
+        self.at[local as usize]
     }
 
     /// Unit outward normal of face `f`, computed.
-    fn compute_face_normal(&self, state: &State, f: usize) -> DVec3 {
-        let [a, b, c] = self.faces[f].map(|v| self.pos(state, v));
+    fn compute_face_normal(&self, f: usize) -> DVec3 {
+        let [a, b, c] = self.faces[f].map(|v| self.pos(v));
         if self.planar {
             let d = b - a;
             DVec3::new(d.y, -d.x, 0.0).normalize_or_zero()
@@ -319,9 +333,9 @@ impl Containment {
     }
 
     /// Closest feature of face `f` to `p`.
-    fn closest_on_face(&self, state: &State, f: usize, p: DVec3) -> Closest {
+    fn closest_on_face(&self, f: usize, p: DVec3) -> Closest {
         let t = self.faces[f];
-        let [a, b, c] = t.map(|v| self.pos(state, v));
+        let [a, b, c] = t.map(|v| self.pos(v));
         let (point, verts, weights, normal, at_vertex) = if self.planar {
             let d = b - a;
             let len2 = d.length_squared();
@@ -376,16 +390,20 @@ impl Containment {
     /// The face and vertex normals, the positions and the face boxes at `state`;
     /// returns whether every box is finite.
     fn refresh(&mut self, state: &State) -> bool {
+        self.at.clear();
+        self.at.extend(self.verts.iter().map(|&g| state.x.get(g as usize)));
+        self.start.clone_from(&self.at);
         self.face_normals.clear();
+        self.cross.clear();
         for f in 0..self.faces.len() {
-            let n = self.compute_face_normal(state, f);
+            let n = self.compute_face_normal(f);
             self.face_normals.push(n);
+            let [a, b, c] = self.faces[f].map(|v| self.pos(v));
+            let cross = (b - a).cross(c - a);
+            self.cross.push((cross, cross.length_squared()));
         }
-        self.start.clear();
-        for v in 0..self.verts.len() {
-            let p = self.pos(state, v as u32);
-            self.start.push(p);
-        }
+        self.stale.clear();
+        self.stale.resize(self.faces.len(), false);
         // A triangle vertex's pseudo-normal (angle-weighted: an arctangent per
         // face around it) is computed only for the few searches that end at a
         // vertex; a loop's (a plain sum) for every vertex here.
@@ -399,7 +417,7 @@ impl Containment {
         self.boxes.clear();
         let mut finite = true;
         for f in 0..self.faces.len() {
-            let [a, b, c] = self.faces[f].map(|v| self.pos(state, v));
+            let [a, b, c] = self.faces[f].map(|v| self.pos(v));
             let (lo, hi) = (a.min(b).min(c) - self.max_margin, a.max(b).max(c) + self.max_margin);
             finite &= lo.is_finite() && hi.is_finite();
             self.boxes.push((lo, hi));
@@ -513,7 +531,7 @@ impl Containment {
             return false;
         }
         let at = |j: usize| {
-            if j < n { state.x.get(self.pairs[j].0 as usize) } else { self.pos(state, (j - n) as u32) }
+            if j < n { state.x.get(self.pairs[j].0 as usize) } else { self.pos((j - n) as u32) }
         };
         let count = self.list_anchor.len() as f64;
         let mean = (0..self.list_anchor.len()).map(|j| at(j) - self.list_anchor[j]).sum::<DVec3>() / count;
@@ -534,7 +552,8 @@ impl Containment {
         for k in 0..self.pairs.len() {
             let (inner, partner, _) = self.pairs[k];
             let p = state.x.get(inner as usize);
-            let fan = &self.fan[self.fan_start[partner as usize] as usize..self.fan_start[partner as usize + 1] as usize];
+            let fan =
+                &self.fan[self.fan_start[partner as usize] as usize..self.fan_start[partner as usize + 1] as usize];
             let first = self.list.len();
             if self.tree.is_empty() {
                 for (f, &b) in self.boxes.iter().enumerate() {
@@ -571,7 +590,7 @@ impl Containment {
         self.list_anchor.clear();
         self.list_anchor.extend(self.pairs.iter().map(|&(inner, _, _)| state.x.get(inner as usize)));
         for v in 0..self.verts.len() {
-            let p = self.pos(state, v as u32);
+            let p = self.pos(v as u32);
             self.list_anchor.push(p);
         }
         self.list_builds += 1;
@@ -625,7 +644,7 @@ impl Containment {
             .hint
             .get(k)
             .filter(|&&f| (f as usize) < self.faces.len() && candidate(f))
-            .map_or(f64::INFINITY, |&f| self.closest_on_face(state, f as usize, p).dist2);
+            .map_or(f64::INFINITY, |&f| self.closest_on_face(f as usize, p).dist2);
         let mut consider = |f: usize, bound: &mut f64| {
             // A face whose plane is farther than the bound cannot hold the closest
             // point: skip it without the closest-point search (in a collapsed body
@@ -636,17 +655,24 @@ impl Containment {
             // does not depend on the hint (a resumed run gets the same numbers).
             if !self.planar {
                 // The plane at the current positions (earlier corrections of this
-                // projection may have moved the face since the normals were taken).
-                let [a, b, c] = self.faces[f].map(|v| self.pos(state, v));
-                let normal = (b - a).cross(c - a);
-                let (r, n2) = (p - a, normal.length_squared());
+                // projection may have moved the face since the normals were taken:
+                // then it is computed again, from the same formula).
+                let a = self.pos(self.faces[f][0]);
+                let (normal, n2) = if self.stale[f] {
+                    let [b, c] = [1, 2].map(|k| self.pos(self.faces[f][k]));
+                    let normal = (b - a).cross(c - a);
+                    (normal, normal.length_squared())
+                } else {
+                    self.cross[f]
+                };
+                let r = p - a;
                 let d = r.dot(normal);
                 if n2 > 0.0 && d * d > (*bound * (1.0 + 1e-9) + 1e-24 * r.length_squared()) * n2 {
                     return;
                 }
             }
             tests += 1;
-            let c = self.closest_on_face(state, f, p);
+            let c = self.closest_on_face(f, p);
             *bound = bound.min(c.dist2);
             // Ties (a shared edge or vertex reached from two faces) go to the
             // lower face index, so the result never depends on the visiting order.
@@ -813,6 +839,13 @@ impl Constraint for Containment {
             for s in 0..3 {
                 if feat.weights[s] != 0.0 {
                     state.x.add(globals[s], feat.weights[s] * w[globals[s]] * lambda * n);
+                    // Keep the surface's own copy current, and its faces' planes
+                    // marked for recomputing.
+                    let v = feat.verts[s] as usize;
+                    self.at[v] = state.x.get(globals[s]);
+                    for &f in &self.fan[self.fan_start[v] as usize..self.fan_start[v + 1] as usize] {
+                        self.stale[f as usize] = true;
+                    }
                 }
             }
             let surface_v: DVec3 = (0..3).map(|s| feat.weights[s] * state.v.get(globals[s])).sum();
@@ -871,7 +904,7 @@ mod tests {
         for f in 0..c.faces.len() {
             let (lo, hi) = c.boxes[f];
             if fan.contains(&(f as u32)) || (p.cmpge(lo).all() && p.cmple(hi).all()) {
-                let cand = c.closest_on_face(state, f, p);
+                let cand = c.closest_on_face(f, p);
                 if best.is_none_or(|b| cand.dist2 < b.dist2 || (cand.dist2 == b.dist2 && cand.face < b.face)) {
                     best = Some(cand);
                 }
