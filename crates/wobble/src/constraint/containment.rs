@@ -167,8 +167,9 @@ pub struct Containment {
     /// Scratch: faces with a corner moved by the projection under way.
     stale: Vec<bool>,
     /// Candidate lists: pair k's are `list[list_start[k]..list_start[k + 1]]`,
-    /// ascending, the faces outside its partner's fan whose boxes grown by
-    /// `slack` held its inner particle when the lists were made.
+    /// the faces outside its partner's fan whose boxes grown by `slack` held its
+    /// inner particle when the lists were made, in the order the hierarchy found
+    /// them (the search's result does not depend on the order).
     list_start: Vec<u32>,
     list: Vec<u32>,
     /// Where the inner particles (by pair) and then the surface vertices were
@@ -554,7 +555,6 @@ impl Containment {
             let p = state.x.get(inner as usize);
             let fan =
                 &self.fan[self.fan_start[partner as usize] as usize..self.fan_start[partner as usize + 1] as usize];
-            let first = self.list.len();
             if self.tree.is_empty() {
                 for (f, &b) in self.boxes.iter().enumerate() {
                     if holds(p, b) && !fan.contains(&(f as u32)) {
@@ -583,7 +583,6 @@ impl Containment {
                         top += 2;
                     }
                 }
-                self.list[first..].sort_unstable();
             }
             self.list_start.push(self.list.len() as u32);
         }
