@@ -161,11 +161,9 @@ pub struct Containment {
     /// and kept up to date through the corrections of a projection), in one
     /// array so that a face's corners are three loads.
     at: Vec<DVec3>,
-    /// Scratch: per face, (b − a) × (c − a) and its squared length at the last
-    /// rebuild, for the plane test of faces no correction has moved since.
+    /// Scratch: per face, (b − a) × (c − a) and its squared length at the
+    /// current positions (`at`), for the plane test of the search.
     cross: Vec<(DVec3, f64)>,
-    /// Scratch: faces with a corner moved by the projection under way.
-    stale: Vec<bool>,
     /// Candidate lists: pair k's are `list[list_start[k]..list_start[k + 1]]`,
     /// the faces outside its partner's fan whose boxes grown by `slack` held its
     /// inner particle when the lists were made, in the order the hierarchy found
@@ -270,7 +268,6 @@ impl Containment {
             start: Vec::new(),
             at: Vec::new(),
             cross: Vec::new(),
-            stale: Vec::new(),
             list_start: Vec::new(),
             list: Vec::new(),
             list_anchor: Vec::new(),
@@ -298,6 +295,15 @@ impl Containment {
     #[inline]
     fn pos(&self, local: u32) -> DVec3 {
         self.at[local as usize]
+    }
+
+    /// (b − a) × (c − a) of face `f` (a, b, c its corners now) and its squared
+    /// length.
+    fn plane(&self, f: usize) -> (DVec3, f64) {
+        let [a, b, c] = self.faces[f];
+        let (a, b, c) = (self.pos(a), self.pos(b), self.pos(c));
+        let cross = (b - a).cross(c - a);
+        (cross, cross.length_squared())
     }
 
     /// Unit outward normal of face `f`, computed.
@@ -399,12 +405,9 @@ impl Containment {
         for f in 0..self.faces.len() {
             let n = self.compute_face_normal(f);
             self.face_normals.push(n);
-            let [a, b, c] = self.faces[f].map(|v| self.pos(v));
-            let cross = (b - a).cross(c - a);
-            self.cross.push((cross, cross.length_squared()));
+            let plane = self.plane(f);
+            self.cross.push(plane);
         }
-        self.stale.clear();
-        self.stale.resize(self.faces.len(), false);
         // A triangle vertex's pseudo-normal (angle-weighted: an arctangent per
         // face around it) is computed only for the few searches that end at a
         // vertex; a loop's (a plain sum) for every vertex here.
@@ -655,15 +658,9 @@ impl Containment {
             if !self.planar {
                 // The plane at the current positions (earlier corrections of this
                 // projection may have moved the face since the normals were taken:
-                // then it is computed again, from the same formula).
+                // `cross` follows them).
                 let a = self.pos(self.faces[f][0]);
-                let (normal, n2) = if self.stale[f] {
-                    let [b, c] = [1, 2].map(|k| self.pos(self.faces[f][k]));
-                    let normal = (b - a).cross(c - a);
-                    (normal, normal.length_squared())
-                } else {
-                    self.cross[f]
-                };
+                let (normal, n2) = self.cross[f];
                 let r = p - a;
                 let d = r.dot(normal);
                 if n2 > 0.0 && d * d > (*bound * (1.0 + 1e-9) + 1e-24 * r.length_squared()) * n2 {
@@ -838,12 +835,12 @@ impl Constraint for Containment {
             for s in 0..3 {
                 if feat.weights[s] != 0.0 {
                     state.x.add(globals[s], feat.weights[s] * w[globals[s]] * lambda * n);
-                    // Keep the surface's own copy current, and its faces' planes
-                    // marked for recomputing.
+                    // Keep the surface's own copy current, and its faces' planes.
                     let v = feat.verts[s] as usize;
                     self.at[v] = state.x.get(globals[s]);
-                    for &f in &self.fan[self.fan_start[v] as usize..self.fan_start[v + 1] as usize] {
-                        self.stale[f as usize] = true;
+                    for k in self.fan_start[v] as usize..self.fan_start[v + 1] as usize {
+                        let f = self.fan[k] as usize;
+                        self.cross[f] = self.plane(f);
                     }
                 }
             }
