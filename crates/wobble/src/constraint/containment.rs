@@ -7,9 +7,12 @@
 //! the same index, joined to it by a radius spring). Its *candidates* are the outer
 //! faces around o(i) (the two outer segments at o(i) for a 2D ring) and every other
 //! outer face that comes within the margin m_i of x_i (each face's box, inflated by
-//! the margin, is tested directly on small bodies and through a bounding-volume hierarchy
-//! refitted or rebuilt at each projection on large ones), so a flattened body's inner particles
-//! also see the opposite skin. Let c be the candidate point closest to x_i, lying on a
+//! the margin, holds x_i), so a flattened body's inner particles also see the
+//! opposite skin. Those faces are found among per-particle candidate lists: the
+//! faces whose boxes, grown by a slack, held the particle when the lists were made
+//! (through a bounding-volume hierarchy on large bodies, by testing every box on
+//! small ones); the lists serve every projection until some particle has moved,
+//! apart from the body's mean motion, by half the slack. Let c be the candidate point closest to x_i, lying on a
 //! feature — a face interior, an edge or a vertex — with barycentric weights b_k on
 //! that feature's vertices, and let n be the feature's outward unit pseudo-normal:
 //! the face normal; on an edge the normalised sum of its two faces' normals; at a
