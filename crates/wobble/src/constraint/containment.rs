@@ -551,8 +551,6 @@ impl Containment {
     /// those of `state`); returns the hierarchy's nodes visited.
     fn make_lists(&mut self, state: &State) -> u64 {
         let mut visits = 0;
-        let grow = DVec3::splat(self.slack);
-        let holds = |p: DVec3, (lo, hi): (DVec3, DVec3)| p.cmpge(lo - grow).all() && p.cmple(hi + grow).all();
         self.list.clear();
         self.list_start.clear();
         self.list_start.push(0);
@@ -561,35 +559,8 @@ impl Containment {
             let p = state.x.get(inner as usize);
             let fan =
                 &self.fan[self.fan_start[partner as usize] as usize..self.fan_start[partner as usize + 1] as usize];
-            if self.tree.is_empty() {
-                for (f, &b) in self.boxes.iter().enumerate() {
-                    if holds(p, b) && !fan.contains(&(f as u32)) {
-                        self.list.push(f as u32);
-                    }
-                }
-            } else {
-                let mut stack = [0u32; 64];
-                let mut top = 1;
-                while top > 0 {
-                    top -= 1;
-                    visits += 1;
-                    let node = self.tree[stack[top] as usize];
-                    if !holds(p, (node.lo, node.hi)) {
-                        continue;
-                    }
-                    if node.count > 0 {
-                        for &f in &self.order[node.start as usize..(node.start + node.count) as usize] {
-                            if holds(p, self.boxes[f as usize]) && !fan.contains(&f) {
-                                self.list.push(f);
-                            }
-                        }
-                    } else if top + 2 <= stack.len() {
-                        stack[top] = node.right;
-                        stack[top + 1] = node.start;
-                        top += 2;
-                    }
-                }
-            }
+            let list = &mut self.list;
+            visits += faces_near(&self.tree, &self.order, &self.boxes, p, self.slack, fan, |f| list.push(f));
             self.list_start.push(self.list.len() as u32);
         }
         self.list_anchor.clear();
@@ -690,37 +661,10 @@ impl Containment {
                     consider(f as usize, &mut bound);
                 }
             }
-        } else if near && self.tree.is_empty() {
-            for (f, &(lo, hi)) in self.boxes.iter().enumerate() {
-                if p.cmpge(lo).all() && p.cmple(hi).all() && !self.fan[range.clone()].contains(&(f as u32)) {
-                    consider(f, &mut bound);
-                }
-            }
         } else if near {
-            // Depth-first through the hierarchy; the stack never holds more than
-            // its depth plus one.
-            let mut stack = [0u32; 64];
-            let mut top = 1;
-            while top > 0 {
-                top -= 1;
-                visits += 1;
-                let node = self.tree[stack[top] as usize];
-                if !(p.cmpge(node.lo).all() && p.cmple(node.hi).all()) {
-                    continue;
-                }
-                if node.count > 0 {
-                    for &f in &self.order[node.start as usize..(node.start + node.count) as usize] {
-                        let (lo, hi) = self.boxes[f as usize];
-                        if p.cmpge(lo).all() && p.cmple(hi).all() && !self.fan[range.clone()].contains(&f) {
-                            consider(f as usize, &mut bound);
-                        }
-                    }
-                } else if top + 2 <= stack.len() {
-                    stack[top] = node.right;
-                    stack[top + 1] = node.start;
-                    top += 2;
-                }
-            }
+            let fan = &self.fan[range.clone()];
+            visits +=
+                faces_near(&self.tree, &self.order, &self.boxes, p, 0.0, fan, |f| consider(f as usize, &mut bound));
         }
         let mut best = best.expect("every surface vertex has a face");
         if best.at_vertex {
@@ -738,6 +682,53 @@ impl Containment {
         probe.rebuild_cells(state);
         (0..self.pairs.len()).map(|k| probe.violation(state, k, true).0).fold(f64::NEG_INFINITY, f64::max)
     }
+}
+
+/// Calls `f` for every face whose box, grown by `grow` (m), holds `p`, except the
+/// faces in `skip`: depth-first through the hierarchy `tree` (leaves index
+/// `order`), or over every box when there is no tree. Returns the nodes visited.
+fn faces_near(
+    tree: &[Node],
+    order: &[u32],
+    boxes: &[(DVec3, DVec3)],
+    p: DVec3,
+    grow: f64,
+    skip: &[u32],
+    mut f: impl FnMut(u32),
+) -> u64 {
+    let grow = DVec3::splat(grow);
+    let holds = |(lo, hi): (DVec3, DVec3)| p.cmpge(lo - grow).all() && p.cmple(hi + grow).all();
+    if tree.is_empty() {
+        for (face, &b) in boxes.iter().enumerate() {
+            if holds(b) && !skip.contains(&(face as u32)) {
+                f(face as u32);
+            }
+        }
+        return 0;
+    }
+    // The stack never holds more than the tree's depth plus one.
+    let mut stack = [0u32; 64];
+    let (mut top, mut visits) = (1, 0);
+    while top > 0 {
+        top -= 1;
+        visits += 1;
+        let node = tree[stack[top] as usize];
+        if !holds((node.lo, node.hi)) {
+            continue;
+        }
+        if node.count > 0 {
+            for &face in &order[node.start as usize..(node.start + node.count) as usize] {
+                if holds(boxes[face as usize]) && !skip.contains(&face) {
+                    f(face);
+                }
+            }
+        } else if top + 2 <= stack.len() {
+            stack[top] = node.right;
+            stack[top + 1] = node.start;
+            top += 2;
+        }
+    }
+    visits
 }
 
 /// Surface area of the box [lo, hi].
