@@ -183,6 +183,9 @@ pub struct Containment {
     lists_live: bool,
     /// Times the candidate lists were made.
     pub list_builds: u64,
+    /// Whether projections search through the candidate lists (always, but for
+    /// the test that compares them with the hierarchy's search).
+    use_lists: bool,
     /// Inner particles moved in the last projection.
     pub corrections: usize,
     /// Largest violation C found in the last projection, m (≤ 0 when none).
@@ -277,6 +280,7 @@ impl Containment {
             slack: LIST_SLACK * max_margin,
             lists_live: false,
             list_builds: 0,
+            use_lists: true,
             corrections: 0,
             worst: f64::NEG_INFINITY,
         })
@@ -580,7 +584,7 @@ impl Containment {
     fn prepare(&mut self, state: &State) -> Option<u64> {
         let finite = self.refresh(state);
         self.lists_live = false;
-        if !finite {
+        if !finite || !self.use_lists {
             // A state blowing up (for the health check to report): no lists.
             self.list_anchor.clear();
             self.update_tree(finite);
@@ -882,6 +886,7 @@ impl Constraint for Containment {
 mod tests {
     use super::*;
     use crate::build::sphere::SphereMesh;
+    use crate::constraint::ConstraintContext;
     use crate::model::Vec3s;
 
     /// The closest candidate feature by testing every face: the partner's fan and
@@ -993,6 +998,45 @@ mod tests {
                 state.x.set(i, p + shift + DVec3::new(next(), next(), next()) * step);
             }
         }
+        // Whole projections, corrections included (they move faces, whose planes
+        // are then taken again): with the lists and through the hierarchy, the
+        // same states bit for bit, projection after projection.
+        let mut particles = crate::model::Particles::default();
+        for i in 0..pts.len() {
+            particles.push(if i < n { 1.0 } else { 2.0 }, 0.0);
+        }
+        let ctx = ConstraintContext { particles: &particles, t: 0.0, h: 1e-3 };
+        let mut state = State::default();
+        for (i, p) in pts.iter().enumerate() {
+            let jitter = DVec3::new(next(), next(), next()) * 0.3;
+            state.push(*p * DVec3::new(1.0, 0.2, 1.0) + jitter * if i < n { 0.3 } else { 1.0 }, DVec3::ZERO);
+        }
+        let mut tree = c.clone();
+        tree.use_lists = false;
+        let (mut listed, made) = (state.clone(), c.list_builds);
+        let mut reused_with_corrections = 0;
+        for round in 0..16 {
+            let before = c.list_builds;
+            c.project(&ctx, &mut listed);
+            tree.project(&ctx, &mut state);
+            if round == 0 {
+                assert!(c.corrections > 0, "the crumpled body needs corrections");
+            }
+            if c.list_builds == before && c.corrections > 0 {
+                reused_with_corrections += 1;
+            }
+            for i in 0..state.len() {
+                assert_eq!(listed.x.get(i).to_array().map(f64::to_bits), state.x.get(i).to_array().map(f64::to_bits));
+                assert_eq!(listed.v.get(i).to_array().map(f64::to_bits), state.v.get(i).to_array().map(f64::to_bits));
+            }
+            for i in 0..state.len() {
+                let d = DVec3::new(next(), next(), next()) * 0.05 * c.slack;
+                listed.x.set(i, listed.x.get(i) + d);
+                state.x.set(i, state.x.get(i) + d);
+            }
+        }
+        assert!(c.list_builds < made + 16, "the lists served several projections: {} made", c.list_builds - made);
+        assert!(reused_with_corrections > 0, "some projection corrected particles through kept lists");
         // Scrambling the particles over a larger ball spreads each refitted node
         // over faces far apart: the tree is built anew. (A smooth deformation,
         // even a sphere squashed flat, keeps neighbouring faces together and the
