@@ -574,11 +574,11 @@ fn material_values_give_the_octahedrons_masses_springs_and_gas_in_closed_form() 
     let nrt = gas.parameters().iter().find(|q| q.key == "outer").unwrap().value;
     assert_close!(nrt, p * volume, 1e-15);
     // Defaults: density 100 kg/m³, over-pressure ten times the weight over π R_v²,
-    // membrane for a 1 % pre-strain.
+    // membrane for a 10 % pre-strain.
     let (_, h) = octahedron(Material::default());
     let d = h.material.unwrap();
     assert_close!(d.mass, 100.0 * volume, 1e-15);
     assert_close!(d.over_pressure, 10.0 * d.mass * 9.81 / (std::f64::consts::PI * r_v * r_v), 1e-12);
-    assert_close!(d.prestrain, 0.01, 1e-12);
+    assert_close!(d.prestrain, 0.1, 1e-12);
     assert_close!(d.layer_stiffness, d.over_pressure / 0.02, 1e-12);
 }
