@@ -33,6 +33,7 @@ fn main() {
         return;
     }
     let (mut b, mut n, mut r, mut rebuilds) = (0.0, 0.0, 0.0, 0);
+    let (mut forces, mut jacobian, mut solve, mut iterations) = (0.0, 0.0, 0.0, 0u64);
     let start = std::time::Instant::now();
     for _ in 0..steps {
         w.step().expect("step");
@@ -41,6 +42,11 @@ fn main() {
         n += c.seconds_narrow;
         r += c.seconds_response;
         rebuilds += c.rebuilds;
+        let s = w.last_report();
+        forces += s.seconds_forces;
+        jacobian += s.seconds_jacobian;
+        solve += s.seconds_preconditioner + s.seconds_solve;
+        iterations += u64::from(s.iterations);
     }
     let ms = |s: f64| 1e3 * s / steps as f64;
     println!(
@@ -50,6 +56,13 @@ fn main() {
         ms(n),
         ms(r),
         rebuilds as f64 / steps as f64
+    );
+    println!(
+        "per step ms: forces {:.3} assembly {:.3} solve {:.3} ({:.1} iterations)",
+        ms(forces),
+        ms(jacobian),
+        ms(solve),
+        iterations as f64 / steps as f64
     );
     let x = &w.state.x;
     let sum: f64 = (0..x.len()).map(|i| x.get(i).dot(glam::DVec3::new(1.0, 2.0, 3.0))).sum();

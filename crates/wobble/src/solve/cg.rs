@@ -543,33 +543,39 @@ impl Cg {
                     }
                 }
                 backward_separator(a, extra, inv, fixed, order, &self.p, &mut self.side);
+                // Each run in one task: its rows of t = B⁻¹ p (backward), then its
+                // rows of q = F⁻¹ (p − E t) (forward) and its partial pᵀ(q + t). A
+                // run's forward sweep reads only its own rows (a row coupled to an
+                // earlier run's row makes that row a separator row, swept last), so
+                // the task needs no other run's t: one parallel pass, not two. Then
+                // S's rows of q, on one thread.
                 {
-                    let (z, side) = (&self.z, &self.side);
-                    par_rows(&mut self.p, size).zip(par_rows(&mut self.t, size)).for_each(|(mut p, mut t)| {
-                        if let Some(beta) = beta {
-                            for i in p.range() {
-                                if !order.in_separator(i) {
-                                    p.set(i, z.get(i) + p.get(i) * beta);
+                    let (z, side, e) = (&self.z, &self.side, &self.extra);
+                    par_rows(&mut self.p, size)
+                        .zip(par_rows(&mut self.t, size))
+                        .zip(par_rows(&mut self.q, size))
+                        .zip(self.partial.par_iter_mut())
+                        .for_each(|(((mut p, mut t), mut q), part)| {
+                            if let Some(beta) = beta {
+                                for i in p.range() {
+                                    if !order.in_separator(i) {
+                                        p.set(i, z.get(i) + p.get(i) * beta);
+                                    }
                                 }
                             }
-                        }
-                        backward_runs(a, extra, inv, fixed, order, side, &p, &mut t);
-                    });
+                            backward_runs(a, extra, inv, fixed, order, side, &p, &mut t);
+                            forward_runs(a, extra, inv, fixed, order, |i| p.get(i) - e[i] * t.get(i), &mut q);
+                            let mut p_ap = 0.0;
+                            for i in q.range() {
+                                if !order.in_separator(i) {
+                                    p_ap += p.get(i).dot(q.get(i) + t.get(i));
+                                }
+                            }
+                            *part = [p_ap, 0.0];
+                        });
                 }
-                // q = F⁻¹ (p − E t) (each run, then S), so that Â p = q + t; partial
-                // pᵀ(q + t) per run, S's last.
                 {
                     let (p, t, e) = (&self.p, &self.t, &self.extra);
-                    par_rows(&mut self.q, size).zip(self.partial.par_iter_mut()).for_each(|(mut q, part)| {
-                        forward_runs(a, extra, inv, fixed, order, |i| p.get(i) - e[i] * t.get(i), &mut q);
-                        let mut p_ap = 0.0;
-                        for i in q.range() {
-                            if !order.in_separator(i) {
-                                p_ap += p.get(i).dot(q.get(i) + t.get(i));
-                            }
-                        }
-                        *part = [p_ap, 0.0];
-                    });
                     forward_separator(
                         a,
                         extra,
