@@ -57,7 +57,7 @@ const K: f64 = 1000.0;
 const DT: f64 = 5e-3;
 const WARMUP: u64 = 20;
 const STEPS: u64 = 200;
-const REPEATS: usize = 3;
+const REPEATS: usize = 5;
 /// Evaluations of a term's forces and Jacobian per per-element timing.
 const ELEMENT_REPS: usize = 200;
 
@@ -175,46 +175,60 @@ struct Timing {
     iterations: f64,
 }
 
-fn time_model(model: Model, corners: bool) -> Result<Timing, String> {
-    let mut best: Option<Timing> = None;
-    for _ in 0..REPEATS {
-        let mut w = world(model, corners)?;
-        w.run(WARMUP).map_err(|e| format!("{}: {e}", model.name()))?;
-        let mut t = Timing::default();
-        let start = Instant::now();
-        for _ in 0..STEPS {
-            let r = w.step().map_err(|e| format!("{}: {e}", model.name()))?;
-            t.forces += r.seconds_forces;
-            t.jacobian += r.seconds_jacobian;
-            t.cg += r.seconds_solve;
-            t.iterations += f64::from(r.iterations);
-        }
-        t.total = start.elapsed().as_secs_f64();
-        let n = STEPS as f64;
-        let t = Timing {
-            forces: t.forces / n,
-            jacobian: t.jacobian / n,
-            cg: t.cg / n,
-            total: t.total / n,
-            iterations: t.iterations / n,
-        };
-        if best.is_none_or(|b| t.total < b.total) {
-            best = Some(t);
+/// One timed run of `model`: a fresh world, [`WARMUP`] steps, then [`STEPS`] timed.
+fn time_once(model: Model, corners: bool) -> Result<Timing, String> {
+    let mut w = world(model, corners)?;
+    w.run(WARMUP).map_err(|e| format!("{}: {e}", model.name()))?;
+    let mut t = Timing::default();
+    let start = Instant::now();
+    for _ in 0..STEPS {
+        let r = w.step().map_err(|e| format!("{}: {e}", model.name()))?;
+        t.forces += r.seconds_forces;
+        t.jacobian += r.seconds_jacobian;
+        t.cg += r.seconds_solve;
+        t.iterations += f64::from(r.iterations);
+    }
+    t.total = start.elapsed().as_secs_f64();
+    let n = STEPS as f64;
+    Ok(Timing {
+        forces: t.forces / n,
+        jacobian: t.jacobian / n,
+        cg: t.cg / n,
+        total: t.total / n,
+        iterations: t.iterations / n,
+    })
+}
+
+/// The best of [`REPEATS`] runs of every model, in [`Model::ALL`] order. The
+/// models take turns (one run each per round, the order reversed every other
+/// round), so that a slow stretch of a shared machine weighs on every model alike
+/// instead of on whichever was being timed (timed one model after another, the
+/// cubic / linear step ratio read 1.27 in one full run and 1.00–1.03 alone).
+fn time_models(corners: bool) -> Result<Vec<Timing>, String> {
+    let mut best: Vec<Option<Timing>> = vec![None; Model::ALL.len()];
+    for round in 0..REPEATS {
+        let order: Vec<usize> =
+            if round % 2 == 0 { (0..Model::ALL.len()).collect() } else { (0..Model::ALL.len()).rev().collect() };
+        for k in order {
+            let t = time_once(Model::ALL[k], corners)?;
+            if best[k].is_none_or(|b| t.total < b.total) {
+                best[k] = Some(t);
+            }
         }
     }
-    best.ok_or_else(|| "no run".to_owned())
+    best.into_iter().map(|b| b.ok_or_else(|| "no run".to_owned())).collect()
 }
 
 fn run(dir: &Path) -> Result<Outcome, String> {
     let mut rows = Vec::new();
     let mut body = format!(
-        "32 × 32 cloth, K = {K} N/m, implicit Euler h = {DT} s with two CG iterations per step (000), {STEPS} timed steps after {WARMUP}, best of {REPEATS}; times in ms per step.\n\n| set-up | model | forces | Jacobian | CG | total | CG iterations | CG per iteration | total / linear |\n|---|---|---|---|---|---|---|---|---|\n"
+        "32 × 32 cloth, K = {K} N/m, implicit Euler h = {DT} s with two CG iterations per step (000), {STEPS} timed steps after {WARMUP}, best of {REPEATS} runs per model (the models taking turns); times in ms per step.\n\n| set-up | model | forces | Jacobian | CG | total | CG iterations | CG per iteration | total / linear |\n|---|---|---|---|---|---|---|---|---|\n"
     );
     let mut passed = true;
     let mut verdicts = String::new();
     let mut bars: Vec<Series> = Vec::new();
     for (si, (setup, corners)) in [("draping", false), ("two corners", true)].into_iter().enumerate() {
-        let timings: Vec<Timing> = Model::ALL.iter().map(|&m| time_model(m, corners)).collect::<Result<_, _>>()?;
+        let timings = time_models(corners)?;
         let linear = timings[0].total;
         for (m, t) in Model::ALL.iter().zip(&timings) {
             let ms = |s: f64| s * 1e3;
