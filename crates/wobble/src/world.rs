@@ -374,7 +374,7 @@ impl World {
     ///
     /// A world large enough for parallel passes, stepped from outside the rayon
     /// pool (a program's main thread), is stepped on one of the pool's threads
-    /// ([`World::in_pool`]); results are the same to the bit either way.
+    /// (`World::in_pool`); results are the same to the bit either way.
     pub fn step(&mut self) -> Result<StepReport, StepError> {
         self.in_pool(Self::step_here)
     }
