@@ -119,3 +119,43 @@ fn random_graph_world() -> World {
 fn random_scattered_spring_graph_is_bitwise_identical_across_threads() {
     assert_bitwise_across_threads("random graph 5000", random_graph_world, 300);
 }
+
+#[test]
+fn stepping_from_outside_the_pool_gives_the_one_thread_bits() {
+    // `World::step` and `World::run` called from a thread outside every rayon pool
+    // (this test's own) move the step onto a thread of the global pool when the
+    // world has parallel passes; the states must be the one-thread run's to the bit,
+    // step by step and through `run`, for an explicit and an implicit integrator.
+    for kind in [IntegratorKind::SymplecticEuler, IntegratorKind::ImplicitEuler] {
+        let make = || {
+            let mut w = bench_world(64).unwrap().0;
+            w.set_integrator(kind);
+            w
+        };
+        let steps = 40;
+        let mut reference = make();
+        pool(1).install(|| reference.run(steps)).unwrap();
+        let mut by_step = make();
+        for _ in 0..steps {
+            by_step.step().unwrap();
+        }
+        let mut by_run = make();
+        by_run.run(steps).unwrap();
+        let moved = (0..reference.state.len())
+            .map(|i| reference.state.x.get(i).distance(make().state.x.get(i)))
+            .fold(0.0, f64::max);
+        assert!(moved > 1e-6, "{kind:?}: nothing moved ({moved:e} m)");
+        for (how, w) in [("step", &by_step), ("run", &by_run)] {
+            for i in 0..reference.state.len() {
+                let (a, b) = (reference.state.x.get(i), w.state.x.get(i));
+                let (u, v) = (reference.state.v.get(i), w.state.v.get(i));
+                assert!(
+                    a.to_array().iter().zip(b.to_array()).all(|(p, q)| p.to_bits() == q.to_bits())
+                        && u.to_array().iter().zip(v.to_array()).all(|(p, q)| p.to_bits() == q.to_bits()),
+                    "{kind:?} by {how}: particle {i} differs from the one-thread run ({a} against {b})"
+                );
+            }
+        }
+        println!("{kind:?}: {} threads in the global pool, same bits as one thread", rayon::current_num_threads());
+    }
+}
