@@ -545,9 +545,9 @@ impl Cg {
                 backward_separator(a, extra, inv, fixed, order, &self.p, &mut self.side);
                 // Each run in one task: its rows of t = B⁻¹ p (backward), then its
                 // rows of q = F⁻¹ (p − E t) (forward) and its partial pᵀ(q + t). A
-                // run's forward sweep reads only its own rows (a row coupled to an
-                // earlier run's row makes that row a separator row, swept last), so
-                // the task needs no other run's t: one parallel pass, not two. Then
+                // run's forward sweep reads only its own rows (where a row is coupled
+                // to a row of an earlier run, that earlier row is in S, swept last),
+                // so the task needs no other run's t: one parallel pass, not two. Then
                 // S's rows of q, on one thread.
                 {
                     let (z, side, e) = (&self.z, &self.side, &self.extra);
