@@ -8,7 +8,7 @@ use wobble::metrics::Metrics;
 /// The broad phase's candidate-pair count is not among them: it depends on when
 /// the candidate list was last rebuilt (a cache), not on the physics, so a resumed
 /// run could not reproduce it; `World::last_contact().pairs` still reports it.
-pub const COLUMNS: [&str; 28] = [
+pub const COLUMNS: [&str; 29] = [
     "step",
     "time_s",
     "kinetic_J",
@@ -32,6 +32,7 @@ pub const COLUMNS: [&str; 28] = [
     "iterations",
     "residual",
     "newton_residual",
+    "warm_start_order",
     "contact_proximity",
     "ccd_hits",
     "impact_zone_rounds",
@@ -103,6 +104,7 @@ impl MetricsTable {
             m.iterations.to_string(),
             v(m.residual),
             v(m.newton_residual),
+            m.warm_start_order.to_string(),
             m.contact_proximity.to_string(),
             m.ccd_hits.to_string(),
             m.impact_zone_rounds.to_string(),

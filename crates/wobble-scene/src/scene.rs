@@ -288,6 +288,14 @@ fn read_simulation(t: &Table<'_, '_>) -> Result<Simulation, SceneError> {
             format!("`newton_tolerance` = {newton_tolerance} must be below 1 (a relative residual)"),
         ));
     }
+    let most = wobble::solve::CgSettings::MAX_WARM_START_ORDER;
+    let warm_start_order = t.count("warm_start_order", Some(usize::from(defaults.warm_start_order)), 0)?;
+    if warm_start_order > usize::from(most) {
+        return Err(t.error(
+            t.span_of("warm_start_order"),
+            format!("`warm_start_order` = {warm_start_order} must be at most {most}"),
+        ));
+    }
     let solver = wobble::solve::CgSettings {
         tolerance,
         max_iterations,
@@ -295,6 +303,7 @@ fn read_simulation(t: &Table<'_, '_>) -> Result<Simulation, SceneError> {
         solver: kind,
         newton_iterations,
         newton_tolerance,
+        warm_start_order: warm_start_order as u8,
     };
     t.finish()?;
     if steps.is_none() {

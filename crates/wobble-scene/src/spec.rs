@@ -91,7 +91,8 @@ pub struct Simulation {
     /// Constraint passes per step (default 1).
     pub constraint_iterations: u32,
     /// Linear-solver settings for implicit integrators (`solver`, `cg_tolerance`,
-    /// `cg_max_iterations`, `cg_accept_unconverged`).
+    /// `cg_max_iterations`, `cg_accept_unconverged`, `newton_iterations`,
+    /// `newton_tolerance`, `warm_start_order`).
     pub solver: wobble::solve::CgSettings,
 }
 

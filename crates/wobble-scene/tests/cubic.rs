@@ -33,7 +33,7 @@ const CLOTH: &str = "[[body]]\ntype = \"cloth\"\nnx = 4\nny = 4\n";
 #[test]
 fn laws_are_read_per_spring_kind() {
     let text = format!(
-        "[simulation]\nintegrator = \"implicit-euler\"\ncg_tolerance = 1e-8\ncg_max_iterations = 77\nsolver = \"cg-jacobi\"\nnewton_iterations = 3\nnewton_tolerance = 1e-9\n{CLOTH}\
+        "[simulation]\nintegrator = \"implicit-euler\"\ncg_tolerance = 1e-8\ncg_max_iterations = 77\nsolver = \"cg-jacobi\"\nnewton_iterations = 3\nnewton_tolerance = 1e-9\nwarm_start_order = 2\n{CLOTH}\
          springs.structural = {{ stiffness = 100, law = \"cubic\", a1 = 1.1, k1 = 600, a2 = 0.9, k2 = 200, jacobian_damping = 0.95 }}\n\
          springs.shear = {{ stiffness = 50, law = \"stvk\" }}\n\
          springs.bend = {{ stiffness = 10 }}\n"
@@ -46,6 +46,7 @@ fn laws_are_read_per_spring_kind() {
     assert_eq!(w.solver_settings().max_iterations, 77);
     assert_eq!(w.solver_settings().solver, wobble::solve::SolverKind::CgJacobi);
     assert_eq!((w.solver_settings().newton_iterations, w.solver_settings().newton_tolerance), (3, 1e-9));
+    assert_eq!(w.solver_settings().warm_start_order, 2);
     let net = w.force_of::<SpringNetwork>().unwrap();
     let expected = CubicLaw::new(100.0, 1.1, 600.0, 0.9, 200.0, 0.95).unwrap();
     for s in 0..net.len() {
@@ -105,4 +106,6 @@ fn inconsistent_laws_and_settings_are_rejected_at_their_line() {
     );
     expect(&format!("[simulation]\nnewton_tolerance = 1\n{CLOTH}"), 2, &["`newton_tolerance`", "below 1"]);
     expect(&format!("[simulation]\nnewton_tolerance = -1\n{CLOTH}"), 2, &["`newton_tolerance`"]);
+    expect(&format!("[simulation]\nwarm_start_order = 5\n{CLOTH}"), 2, &["`warm_start_order` = 5 must be at most 4"]);
+    expect(&format!("[simulation]\nwarm_start_order = -1\n{CLOTH}"), 2, &["`warm_start_order`"]);
 }

@@ -43,6 +43,9 @@ pub struct Metrics {
     /// Relative residual of the non-linear implicit system after the last step's
     /// Newton iterations (`newton_iterations` > 1; 0 when not computed).
     pub newton_residual: f64,
+    /// Order of the extrapolation implicit Euler's solve started from in the last
+    /// step (see [`crate::solve::CgSettings::warm_start_order`]).
+    pub warm_start_order: u8,
     /// Pairs closer than their contact distance at the end of the last step.
     pub contact_proximity: usize,
     /// Collisions found by continuous detection in the last step.
@@ -161,6 +164,7 @@ pub fn measure(world: Sources<'_>) -> Metrics {
         iterations: report.iterations,
         residual: report.residual,
         newton_residual: report.newton_residual,
+        warm_start_order: report.warm_start_order,
         contact_proximity: contact.proximity,
         ccd_hits: contact.ccd_hits,
         impact_zone_rounds: contact.zone_rounds,

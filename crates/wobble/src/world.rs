@@ -43,7 +43,7 @@ pub const DEFAULT_DT: f64 = 1e-3;
 pub const RUNAWAY_FACTOR: f64 = 1e4;
 /// First field of [`World::save_state`]: what the bytes are and their layout's
 /// version (raise it when the layout changes).
-const STATE_TAG: &str = "wobble-world-state/4";
+const STATE_TAG: &str = "wobble-world-state/5";
 /// Reference acceleration in the energy scale, m/s² (standard gravity).
 const ENERGY_SCALE_ACCELERATION: f64 = 9.81;
 
@@ -472,6 +472,7 @@ impl World {
         w.bool(self.report.definite_fallback);
         w.u32(self.report.newton_iterations);
         w.f64(self.report.newton_residual);
+        w.u32(u32::from(self.report.warm_start_order));
         let t = self.contact_totals;
         for v in [t.ccd_steps, t.zone_steps, t.frozen_steps, t.failsafe_steps, t.ccd_hits] {
             w.u64(v);
@@ -548,6 +549,7 @@ impl World {
             definite_fallback: r.bool("definite fallback")?,
             newton_iterations: r.u32("Newton iterations")?,
             newton_residual: r.f64("Newton residual")?,
+            warm_start_order: u8::try_from(r.u32("warm-start order")?).unwrap_or(u8::MAX),
             ..StepReport::default()
         };
         let mut totals = [0u64; 5];

@@ -661,10 +661,62 @@ fn ssor_warm_started_cg_gives_the_block_jacobi_answer_in_fewer_iterations() {
 }
 
 #[test]
+fn the_warm_start_picks_high_orders_on_a_swinging_cloth_and_saves_iterations() {
+    // The 32² benchmark cloth swings smoothly: the order that predicted the last Δv
+    // best is high most of the time, and the solves need fewer iterations than when
+    // the extrapolation is at most linear (the warm start before this change).
+    let run = |order: u8| {
+        let mut w = swinging_bench_cloth(32, SolverKind::Cg);
+        w.set_solver_settings(CgSettings { warm_start_order: order, ..w.solver_settings() });
+        let (mut iterations, mut orders) = (0u64, [0u32; 5]);
+        for _ in 0..100 {
+            let r = w.step().unwrap();
+            assert!(r.residual <= 1e-6);
+            assert!(r.warm_start_order <= order, "order {} above the highest allowed, {order}", r.warm_start_order);
+            iterations += u64::from(r.iterations);
+            orders[usize::from(r.warm_start_order)] += 1;
+        }
+        (w.state.x.to_vecs(), iterations, orders)
+    };
+    let (linear, linear_it, _) = run(1);
+    let (full, full_it, orders) = run(CgSettings::MAX_WARM_START_ORDER);
+    let diff = linear.iter().zip(&full).map(|(a, b)| a.distance(*b)).fold(0.0, f64::max);
+    println!(
+        "iterations: {linear_it} (at most linear), {full_it} (up to order 4, used {orders:?}); difference {diff:.2e} m"
+    );
+    assert!(diff <= 1e-6, "the warm start changed the answer by {diff:e} m");
+    assert!(orders[2..].iter().sum::<u32>() >= 80, "orders used: {orders:?}");
+    assert!(10 * full_it <= 8 * linear_it, "{full_it} iterations against {linear_it}");
+}
+
+#[test]
+fn a_velocity_change_the_guess_predicts_exactly_needs_no_iteration() {
+    // Loose particles of different masses falling freely: every step solves
+    // M Δv = h M g, whose answer the first step finds (A = M, which block SSOR
+    // inverts exactly), so from then on the guess is exact, the lowest order is
+    // chosen among the equally good ones, and the solve stops before its first
+    // iteration.
+    let mut b = WorldBuilder::new();
+    for i in 0..10 {
+        b.add_particle(DVec3::new(0.1 * i as f64, 1.0, 0.0), DVec3::ZERO, 0.01 * (1 + i) as f64, 0.0);
+    }
+    b.add_force(Gravity::default());
+    let mut w =
+        b.build(SimParams { dt: 1e-3, integrator: IntegratorKind::ImplicitEuler, ..SimParams::default() }).unwrap();
+    let first = w.step().unwrap();
+    assert!(first.iterations > 0, "the first step starts from zero");
+    for step in 1..10 {
+        let r = w.step().unwrap();
+        assert_eq!((r.iterations, r.warm_start_order), (0, 0), "step {step}: {r:?}");
+    }
+}
+
+#[test]
 fn a_resumed_implicit_run_continues_bit_for_bit_with_its_warm_start() {
-    // The warm start (the last two Δv) changes the next solves' iterates, so it is
-    // part of a checkpoint: a world restored from the bytes saved at step 10 must
-    // reach the same bits at step 20 as the world that ran on.
+    // The warm start (the last five Δv, from which each step's order is chosen)
+    // changes the next solves' iterates, so it is part of a checkpoint: a world
+    // restored from the bytes saved at step 10 must reach the same bits at step 20
+    // as the world that ran on.
     let mut w = swinging_bench_cloth(32, SolverKind::Cg);
     w.run(10).unwrap();
     let saved = w.save_state();

@@ -7,8 +7,10 @@
 //!
 //! ∂f/∂x and ∂f/∂v are assembled every step from the force terms' Jacobian blocks
 //! ([`System::jacobian`]) into a [`Jacobian`] whose sparsity pattern is built on the
-//! first step and reused; the system is solved by block-Jacobi preconditioned
-//! conjugate gradients ([`Cg`]) to a relative tolerance. Pinned particles (and any
+//! first step and reused; the system is solved by conjugate gradients ([`Cg`],
+//! block-SSOR preconditioned by default) to a relative tolerance, starting from the
+//! last steps' Δv extrapolated by a polynomial whose order (up to
+//! [`CgSettings::warm_start_order`]) is the one that best predicted the last Δv. Pinned particles (and any
 //! with infinite mass) are filtered out of the solve, so they keep their velocity
 //! exactly. Force terms without a Jacobian enter through f only (explicitly).
 //!
@@ -60,13 +62,19 @@ pub struct ImplicitEuler {
     a: BlockMatrix,
     rhs: Vec3s,
     kv: Vec3s,
-    /// The last step's Δv: the next solve's starting guess ([`SolverKind::Cg`]).
+    /// The last step's Δv; the next solve's starting guess once [`Self::guess`]
+    /// has extrapolated it ([`SolverKind::Cg`]).
     dv: Vec3s,
-    /// The Δv before that, for the extrapolated guess.
-    dv_prev: Vec3s,
-    /// Steps solved since the start (or the last change of size): 0 and 1 mean no
-    /// or one previous Δv to start from.
+    /// The Δv of the steps before the last, newest first: at most
+    /// [`WARM_START_POINTS`] − 1 of them (see [`Self::guess`]).
+    past: Vec<Vec3s>,
+    /// Per run of [`WARM_START_ROWS`] rows: partial sums of the predictors' squared
+    /// errors.
+    partial: Vec<[f64; WARM_START_POINTS]>,
+    /// Steps solved since the start (or the last change of size).
     history: u32,
+    /// The order [`Self::guess`] extrapolated the last guess with.
+    last_order: usize,
     fixed: Vec<bool>,
     patterned: bool,
     /// Off-pattern blocks of contact stencils (see [`Stencils`]), refilled with A.
@@ -451,31 +459,120 @@ impl ImplicitEuler {
         }
     }
 
-    /// Puts the starting guess for Δv into `self.dv`: zero for
-    /// [`SolverKind::CgJacobi`] (as before issue 13), otherwise the last step's Δv
-    /// extrapolated linearly from the two before.
-    /// `self.dv_prev` becomes the last Δv.
+    /// Puts the starting guess for Δv into `self.dv` (which holds the last step's
+    /// Δv), and moves the last Δv into `self.past`.
     ///
-    /// A fixed iteration budget (`accept_unconverged`) also starts from zero: an
-    /// unconverged Δv fed back through the extrapolation made the budgeted runs of
+    /// The guess extrapolates the last k + 1 steps' Δv by the polynomial of order k
+    /// through them ([`EXTRAPOLATION`]): k = 0 repeats the last Δv, k = 1 is
+    /// 2Δvₙ − Δvₙ₋₁, up to k = [`WARM_START_POINTS`] − 1. The order is chosen every
+    /// step: each order's prediction of the Δv just solved (from the ones before
+    /// it) is compared with that Δv, and the order that predicted it best is used
+    /// for the next step (the lowest among equals). A smoothly moving body gets a
+    /// high order; a step after an impact, whose Δv no polynomial foresaw, a low
+    /// one. The choice depends on the Δv alone (partial sums over fixed runs of
+    /// rows, added in order), so it is the same for any thread count.
+    ///
+    /// Iterations per step (swinging benchmark cloth, 100 steps, tolerance 1e-6;
+    /// 64² / 128²): fixed order 1: 9.9 / 16.1; order 2: 8.0 / 13.3; order 3:
+    /// 6.7 / 11.0; order 4: 6.2 / 10.1. On the 64² crumple with self-contact
+    /// (`examples/crumple_phases.rs`) fixed orders 1–4 took 29.8, 29.8, 30.7 and
+    /// 32.9 iterations per step: high orders overshoot after contacts. The choice
+    /// by the last step's errors is measured in `docs/performance.md`.
+    ///
+    /// Zero for [`SolverKind::CgJacobi`] (as before issue 13). A fixed iteration
+    /// budget (`accept_unconverged`) also starts from zero: an unconverged Δv fed
+    /// back through the extrapolation made the budgeted runs of
     /// `wobble experiment cubic-jacobian-damping` oscillate with metres of amplitude.
     fn guess(&mut self) {
+        use rayon::prelude::*;
         let settings = self.cg.settings;
-        if settings.solver == SolverKind::CgJacobi || settings.accept_unconverged || self.history == 0 {
-            self.dv_prev.copy_from(&self.dv);
+        let n = self.dv.len();
+        self.last_order = 0;
+        if self.history == 0 {
+            self.past.clear();
             self.dv.fill(DVec3::ZERO);
             return;
         }
-        // Measured on the swinging 128² benchmark cloth (iterations per step, 1e-6):
-        // zero 30.9, the last Δv 23.6, extrapolated 18.6.
-        let extrapolate = self.history >= 2;
-        for i in 0..self.dv.len() {
-            let last = self.dv.get(i);
-            let guess = if extrapolate { last * 2.0 - self.dv_prev.get(i) } else { last };
-            self.dv_prev.set(i, last);
-            self.dv.set(i, guess);
+        let zero_start = settings.solver == SolverKind::CgJacobi || settings.accept_unconverged;
+        // Each order's error in predicting the last Δv from the ones before it.
+        let most = usize::from(settings.warm_start_order).min(WARM_START_POINTS - 1);
+        let known = self.past.len().min(most + 1);
+        let mut order = 0;
+        if known > 1 && !zero_start {
+            let runs = n.div_ceil(WARM_START_ROWS).max(1);
+            self.partial.clear();
+            self.partial.resize(runs, [0.0; WARM_START_POINTS]);
+            let (past, dv) = (&self.past, &self.dv);
+            self.partial.par_iter_mut().enumerate().for_each(|(r, part)| {
+                for i in r * WARM_START_ROWS..((r + 1) * WARM_START_ROWS).min(n) {
+                    let actual = dv.get(i);
+                    for (k, err) in part.iter_mut().enumerate().take(known) {
+                        let predicted = extrapolate(k, |j| past[j].get(i));
+                        *err += (predicted - actual).length_squared();
+                    }
+                }
+            });
+            let mut errors = [0.0; WARM_START_POINTS];
+            for part in &self.partial {
+                for (e, p) in errors.iter_mut().zip(part) {
+                    *e += p;
+                }
+            }
+            for k in 1..known {
+                if errors[k] < errors[order] {
+                    order = k;
+                }
+            }
         }
+        // The last Δv joins the history (newest first); `dv` takes the oldest
+        // vector's storage and receives the guess.
+        if self.past.len() < WARM_START_POINTS {
+            self.past.push(Vec3s::zeros(n));
+        }
+        self.past.rotate_right(1);
+        std::mem::swap(&mut self.past[0], &mut self.dv);
+        if zero_start {
+            self.dv.fill(DVec3::ZERO);
+            return;
+        }
+        self.last_order = order;
+        let past = &self.past;
+        crate::par::par_rows(&mut self.dv, crate::par::block_len(n)).for_each(|mut dv| {
+            for i in dv.range() {
+                dv.set(i, extrapolate(order, |j| past[j].get(i)));
+            }
+        });
     }
+}
+
+/// The most Δv a warm start extrapolates from: orders up to
+/// [`CgSettings::MAX_WARM_START_ORDER`].
+pub const WARM_START_POINTS: usize = CgSettings::MAX_WARM_START_ORDER as usize + 1;
+
+/// Rows per run of the warm start's error sums (a constant, so that the sums do
+/// not depend on the thread count).
+const WARM_START_ROWS: usize = 4096;
+
+/// Coefficients of the polynomial extrapolation of order k (row k) from the last
+/// k + 1 values, newest first: the next value of a polynomial of degree k sampled
+/// at equal steps, (−1)ʲ C(k + 1, j + 1).
+pub const EXTRAPOLATION: [[f64; WARM_START_POINTS]; WARM_START_POINTS] = [
+    [1.0, 0.0, 0.0, 0.0, 0.0],
+    [2.0, -1.0, 0.0, 0.0, 0.0],
+    [3.0, -3.0, 1.0, 0.0, 0.0],
+    [4.0, -6.0, 4.0, -1.0, 0.0],
+    [5.0, -10.0, 10.0, -5.0, 1.0],
+];
+
+/// Σⱼ EXTRAPOLATION[k][j] · value(j) over j = 0..=k (value(0) the newest).
+#[inline]
+fn extrapolate(k: usize, value: impl Fn(usize) -> DVec3) -> DVec3 {
+    let c = &EXTRAPOLATION[k];
+    let mut sum = value(0) * c[0];
+    for (j, &cj) in c.iter().enumerate().take(k + 1).skip(1) {
+        sum += value(j) * cj;
+    }
+    sum
 }
 
 impl Integrator for ImplicitEuler {
@@ -493,7 +590,10 @@ impl Integrator for ImplicitEuler {
         // The warm start: the next solve starts from (and so ends near) these.
         out.u32(self.history);
         out.vec3s(&self.dv);
-        out.vec3s(&self.dv_prev);
+        out.usize(self.past.len());
+        for v in &self.past {
+            out.vec3s(v);
+        }
     }
 
     fn restore_state(
@@ -510,7 +610,11 @@ impl Integrator for ImplicitEuler {
         self.patterned = patterned;
         self.history = input.u32("the implicit integrator's warm-start count")?;
         input.vec3s("the implicit integrator's last velocity change", None, &mut self.dv)?;
-        input.vec3s("the implicit integrator's velocity change before", Some(self.dv.len()), &mut self.dv_prev)?;
+        let known = input.usize("the implicit integrator's count of earlier velocity changes", WARM_START_POINTS)?;
+        self.past.resize_with(known, Vec3s::default);
+        for v in &mut self.past {
+            input.vec3s("an earlier velocity change of the implicit integrator", Some(self.dv.len()), v)?;
+        }
         Ok(())
     }
 
@@ -523,7 +627,7 @@ impl Integrator for ImplicitEuler {
         if self.dv.len() != n {
             self.history = 0;
         }
-        for v in [&mut self.rhs, &mut self.kv, &mut self.dv, &mut self.dv_prev] {
+        for v in [&mut self.rhs, &mut self.kv, &mut self.dv] {
             if v.len() != n {
                 *v = Vec3s::zeros(n);
             }
@@ -547,6 +651,7 @@ impl Integrator for ImplicitEuler {
             iterations: solved.iterations,
             residual: solved.residual,
             definite_fallback,
+            warm_start_order: self.last_order as u8,
             ..StepReport::default()
         };
         let mut seconds_forces = (t1 - t0).as_secs_f64();
@@ -569,5 +674,29 @@ impl Integrator for ImplicitEuler {
         report.seconds_preconditioner = times[1].as_secs_f64();
         report.seconds_solve = times[2].as_secs_f64();
         Ok(report)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn extrapolation_of_order_k_continues_a_polynomial_of_degree_k_exactly() {
+        // Samples of p(t) = Σ aₘ tᵐ (degree k, integer coefficients, so every value
+        // is exact in f64) at t = 1, 2, …, k + 1; the order-k rule, fed newest first,
+        // must give p(k + 2) exactly, and a rule of lower order must miss it.
+        for k in 0..WARM_START_POINTS {
+            let coefficients: Vec<f64> =
+                (0..=k).map(|m| (3 * m + 1) as f64 * if m % 2 == 0 { 1.0 } else { -1.0 }).collect();
+            let p = |t: f64| coefficients.iter().rev().fold(0.0, |acc, c| acc * t + c);
+            let newest = (k + 1) as f64;
+            let sample = |j: usize| DVec3::new(p(newest - j as f64), 2.0 * p(newest - j as f64), 0.0);
+            let next = p(newest + 1.0);
+            assert_eq!(extrapolate(k, sample), DVec3::new(next, 2.0 * next, 0.0), "order {k}");
+            if k > 0 {
+                assert_ne!(extrapolate(k - 1, sample).x, next, "order {} should not continue degree {k}", k - 1);
+            }
+        }
     }
 }

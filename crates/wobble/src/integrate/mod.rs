@@ -118,6 +118,10 @@ pub struct StepReport {
     /// `newton_tolerance`; 0 when not computed, as computing it costs a force
     /// evaluation).
     pub newton_residual: f64,
+    /// Order of the polynomial the linear solve's starting guess was extrapolated
+    /// with (implicit Euler with the `cg` solvers: 0 repeats the last step's Δv, up
+    /// to 4; 0 otherwise).
+    pub warm_start_order: u8,
 }
 
 /// Why a step failed.

@@ -45,6 +45,11 @@ pub struct CgSettings {
     /// Relative residual of the non-linear system at which Newton iterations stop
     /// early (default 0: take all `newton_iterations`).
     pub newton_tolerance: f64,
+    /// Highest order of the polynomial that implicit Euler's warm start
+    /// extrapolates the last steps' Δv with (0–4, default 4; the order used is
+    /// chosen every step, see [`crate::integrate::ImplicitEuler`]). 0 starts from
+    /// the last Δv itself.
+    pub warm_start_order: u8,
 }
 
 /// The linear solver of the implicit integrators (scene key `solver`).
@@ -106,6 +111,8 @@ impl CgSettings {
     pub const DEFAULT_TOLERANCE: f64 = 1e-6;
     /// Default iteration limit.
     pub const DEFAULT_MAX_ITERATIONS: u32 = 1000;
+    /// Highest [`CgSettings::warm_start_order`] (and its default).
+    pub const MAX_WARM_START_ORDER: u8 = 4;
 }
 
 impl Default for CgSettings {
@@ -117,6 +124,7 @@ impl Default for CgSettings {
             solver: SolverKind::default(),
             newton_iterations: 1,
             newton_tolerance: 0.0,
+            warm_start_order: Self::MAX_WARM_START_ORDER,
         }
     }
 }
