@@ -10,9 +10,9 @@
 //! first step and reused; the system is solved by conjugate gradients ([`Cg`],
 //! block-SSOR preconditioned by default) to a relative tolerance, starting from the
 //! last steps' Δv extrapolated by a polynomial whose order (up to
-//! [`CgSettings::warm_start_order`]) is the one that best predicted the last Δv. Pinned particles (and any
-//! with infinite mass) are filtered out of the solve, so they keep their velocity
-//! exactly. Force terms without a Jacobian enter through f only (explicitly).
+//! [`CgSettings::warm_start_order`]) is the one that best predicted the last Δv.
+//! Pinned particles (and any with infinite mass) are filtered out of the solve, so
+//! they keep their velocity exactly. Force terms without a Jacobian enter through f only (explicitly).
 //!
 //! Compressed springs contribute negative transverse stiffness, so at a large step
 //! the exact system matrix can be indefinite; CG detects it (pᵀAp ≤ 0). The step is
@@ -65,8 +65,9 @@ pub struct ImplicitEuler {
     /// The last step's Δv; the next solve's starting guess once [`Self::guess`]
     /// has extrapolated it ([`SolverKind::Cg`]).
     dv: Vec3s,
-    /// The Δv of the steps before the last, newest first: at most
-    /// [`WARM_START_POINTS`] − 1 of them (see [`Self::guess`]).
+    /// Earlier steps' Δv, newest first, at most [`WARM_START_POINTS`] of them:
+    /// while a step solves, those before the one in `dv`; [`Self::guess`] moves
+    /// `dv`'s to the front and extrapolates from them.
     past: Vec<Vec3s>,
     /// Per run of [`WARM_START_ROWS`] rows: partial sums of the predictors' squared
     /// errors.
