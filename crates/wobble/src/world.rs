@@ -549,7 +549,8 @@ impl World {
             definite_fallback: r.bool("definite fallback")?,
             newton_iterations: r.u32("Newton iterations")?,
             newton_residual: r.f64("Newton residual")?,
-            warm_start_order: u8::try_from(r.u32("warm-start order")?).unwrap_or(u8::MAX),
+            warm_start_order: u8::try_from(r.u32("warm-start order")?)
+                .map_err(|_| RestoreError::Invalid("warm-start order"))?,
             ..StepReport::default()
         };
         let mut totals = [0u64; 5];
