@@ -119,6 +119,105 @@ impl Kernel {
     }
 }
 
+/// Borrowed inputs of the scattered-spring kernel: springs with ends `a[s]`,
+/// `b[s]` anywhere in the particle arrays.
+pub(super) struct ScatterView<'a> {
+    pub(super) a: &'a [u32],
+    pub(super) b: &'a [u32],
+    pub(super) x: [&'a [f64]; 3],
+    pub(super) v: [&'a [f64]; 3],
+    pub(super) rest: &'a [f64],
+    pub(super) k: &'a [f64],
+    pub(super) c: &'a [f64],
+}
+
+impl Kernel {
+    /// Forces on the first ends of springs `s..s + n` (n = `out`'s length, at
+    /// most [`CHUNK`]), all of law `law`, written to `out`: the ends' coordinate
+    /// and velocity differences are gathered first (scalar loads), then the rest of
+    /// [`scalar_force`] runs as one loop over contiguous arrays that vectorises.
+    /// Each spring's arithmetic is [`scalar_force`]'s, so the bits are the same.
+    /// `d` is scratch space for the gathered differences.
+    pub(super) fn scattered_chunk(
+        self,
+        view: &ScatterView<'_>,
+        law: SpringLaw,
+        s: usize,
+        d: &mut Gathered,
+        out: [&mut [f64]; 3],
+    ) {
+        match self {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: `select` only returns Avx2 or Avx512 when the CPU reports avx2.
+            Kernel::Avx2 | Kernel::Avx512 => unsafe { scattered_chunk_avx2(view, law, s, d, out) },
+            _ => scattered_chunk_generic(view, law, s, d, out),
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn scattered_chunk_avx2(view: &ScatterView<'_>, law: SpringLaw, s: usize, d: &mut Gathered, out: [&mut [f64]; 3]) {
+    scattered_chunk_generic(view, law, s, d, out);
+}
+
+/// Scratch of the scattered-spring kernel: x_b − x_a and v_b − v_a of a chunk,
+/// one row per component.
+pub(super) type Gathered = [[f64; CHUNK]; 6];
+
+#[inline(always)]
+fn scattered_chunk_generic(view: &ScatterView<'_>, law: SpringLaw, s: usize, d: &mut Gathered, out: [&mut [f64]; 3]) {
+    let n = out[0].len();
+    debug_assert!(n <= CHUNK);
+    let [xx, xy, xz] = view.x;
+    let [vx, vy, vz] = view.v;
+    for (i, (&a, &b)) in view.a[s..s + n].iter().zip(&view.b[s..s + n]).enumerate() {
+        let (a, b) = (a as usize, b as usize);
+        d[0][i] = xx[b] - xx[a];
+        d[1][i] = xy[b] - xy[a];
+        d[2][i] = xz[b] - xz[a];
+        d[3][i] = vx[b] - vx[a];
+        d[4][i] = vy[b] - vy[a];
+        d[5][i] = vz[b] - vz[a];
+    }
+    let params = PerSpring(&view.rest[s..s + n], &view.k[s..s + n], &view.c[s..s + n]);
+    match law {
+        SpringLaw::Linear => gathered_forces(n, d, params, |l, rest, k| k * (l - rest), out),
+        SpringLaw::StVK => gathered_forces(n, d, params, stvk_g, out),
+        SpringLaw::Cubic(c) => gathered_forces(n, d, params, |l, rest, k| c.g(l, rest, k), out),
+    }
+}
+
+/// The arithmetic of [`chunk_forces`] on gathered differences: `d` holds
+/// x_b − x_a (three rows) and v_b − v_a (three rows) of n springs.
+#[inline(always)]
+fn gathered_forces(
+    n: usize,
+    d: &Gathered,
+    params: impl Params,
+    magnitude: impl Fn(f64, f64, f64) -> f64,
+    out: [&mut [f64]; 3],
+) {
+    let [ox, oy, oz] = out;
+    let (ox, oy, oz) = (&mut ox[..n], &mut oy[..n], &mut oz[..n]);
+    let (ddx, ddy, ddz) = (&d[0][..n], &d[1][..n], &d[2][..n]);
+    let (dvx, dvy, dvz) = (&d[3][..n], &d[4][..n], &d[5][..n]);
+    for i in 0..n {
+        let (mut dx, mut dy, mut dz) = (ddx[i], ddy[i], ddz[i]);
+        let l = (dx * dx + dy * dy + dz * dz).sqrt();
+        let il = 1.0 / l;
+        dx *= il;
+        dy *= il;
+        dz *= il;
+        let dv = dvx[i] * dx + dvy[i] * dy + dvz[i] * dz;
+        let (rest, k, c) = params.at(i);
+        let f = magnitude(l, rest, k) + c * dv;
+        ox[i] = f * dx;
+        oy[i] = f * dy;
+        oz[i] = f * dz;
+    }
+}
+
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
 fn run_block_avx512(view: &RunView<'_>, p0: usize, p1: usize, f: [&mut [f64]; 3]) {

@@ -4,7 +4,7 @@
 use glam::DVec3;
 use rayon::prelude::*;
 
-use super::kernel::{Kernel, RunView, scalar_force};
+use super::kernel::{Kernel, RunView, ScatterView, scalar_force};
 use super::law::{spring_blocks, spring_blocks_definite};
 use super::{CHUNK, MIN_RUN, SpringError, SpringKind, SpringLaw, SpringSet};
 use crate::force::{
@@ -297,7 +297,7 @@ impl SpringNetwork {
     /// same bits; this exists to test that).
     pub fn add_forces_with(&mut self, kernel: Kernel, state: &State, f: &mut Vec3s) {
         self.add_run_forces(kernel, state, f);
-        self.add_scattered_forces(state, f);
+        self.add_scattered_forces(kernel, state, f);
     }
 
     fn add_run_forces(&self, kernel: Kernel, state: &State, f: &mut Vec3s) {
@@ -328,39 +328,46 @@ impl SpringNetwork {
     }
 
     /// The scattered springs' forces added to `f` in spring order, every spring
-    /// with the law magnitude `g`: the arithmetic of [`scalar_force`], written out
-    /// on the component slices (the same loop through `scalar_force` with a
-    /// closure for the law and `DVec3` loads and stores ran the level-4 two-layer
-    /// sphere 30 % slower).
-    #[inline(always)]
-    fn add_scattered_serial(&self, state: &State, f: &mut Vec3s, g: impl Fn(f64, f64, f64) -> f64) {
-        let s0 = self.scattered_start;
-        let [xx, xy, xz] = state.x.components();
-        let [vx, vy, vz] = state.v.components();
+    /// of law `law`: computed a chunk at a time by the gathering kernel, then
+    /// added to both ends spring by spring (the plain loop through
+    /// [`scalar_force`] ran the level-4 two-layer sphere a quarter slower; see
+    /// docs/performance.md).
+    fn add_scattered_serial(&self, kernel: Kernel, law: SpringLaw, state: &State, f: &mut Vec3s) {
+        let view = self.scatter_view(state);
         let [fx, fy, fz] = f.components_mut();
-        let ends = self.a[s0..].iter().zip(&self.b[s0..]);
-        let params = self.rest[s0..].iter().zip(&self.k[s0..]).zip(&self.c[s0..]);
-        for ((&a, &b), ((&rest, &k), &c)) in ends.zip(params) {
-            let (a, b) = (a as usize, b as usize);
-            let (mut dx, mut dy, mut dz) = (xx[b] - xx[a], xy[b] - xy[a], xz[b] - xz[a]);
-            let l = (dx * dx + dy * dy + dz * dz).sqrt();
-            let il = 1.0 / l;
-            dx *= il;
-            dy *= il;
-            dz *= il;
-            let dv = (vx[b] - vx[a]) * dx + (vy[b] - vy[a]) * dy + (vz[b] - vz[a]) * dz;
-            let m = g(l, rest, k) + c * dv;
-            let (px, py, pz) = (m * dx, m * dy, m * dz);
-            fx[a] += px;
-            fy[a] += py;
-            fz[a] += pz;
-            fx[b] -= px;
-            fy[b] -= py;
-            fz[b] -= pz;
+        let (mut ox, mut oy, mut oz) = ([0.0f64; CHUNK], [0.0f64; CHUNK], [0.0f64; CHUNK]);
+        let mut d = [[0.0f64; CHUNK]; 6];
+        let mut s = self.scattered_start;
+        while s < self.len() {
+            let n = CHUNK.min(self.len() - s);
+            kernel.scattered_chunk(&view, law, s, &mut d, [&mut ox[..n], &mut oy[..n], &mut oz[..n]]);
+            for i in 0..n {
+                let (a, b) = (self.a[s + i] as usize, self.b[s + i] as usize);
+                let (px, py, pz) = (ox[i], oy[i], oz[i]);
+                fx[a] += px;
+                fy[a] += py;
+                fz[a] += pz;
+                fx[b] -= px;
+                fy[b] -= py;
+                fz[b] -= pz;
+            }
+            s += n;
         }
     }
 
-    fn add_scattered_forces(&mut self, state: &State, f: &mut Vec3s) {
+    fn scatter_view<'a>(&'a self, state: &'a State) -> ScatterView<'a> {
+        ScatterView {
+            a: &self.a,
+            b: &self.b,
+            x: state.x.components(),
+            v: state.v.components(),
+            rest: &self.rest,
+            k: &self.k,
+            c: &self.c,
+        }
+    }
+
+    fn add_scattered_forces(&mut self, kernel: Kernel, state: &State, f: &mut Vec3s) {
         let s0 = self.scattered_start;
         let count = self.len() - s0;
         if count == 0 {
@@ -372,13 +379,7 @@ impl SpringNetwork {
             // One law for every scattered spring (the common case) is dispatched
             // once, outside the loop.
             match self.scattered_law {
-                Some(SpringLaw::Linear) => {
-                    self.add_scattered_serial(state, f, |l, rest, k| SpringLaw::Linear.g(l, rest, k))
-                }
-                Some(SpringLaw::StVK) => {
-                    self.add_scattered_serial(state, f, |l, rest, k| SpringLaw::StVK.g(l, rest, k))
-                }
-                Some(law) => self.add_scattered_serial(state, f, |l, rest, k| law.g(l, rest, k)),
+                Some(law) => self.add_scattered_serial(kernel, law, state, f),
                 None => {
                     for s in s0..self.len() {
                         let (a, b) = self.ends(s);
@@ -394,8 +395,14 @@ impl SpringNetwork {
         let this = &*self;
         {
             let [sx, sy, sz] = scratch.components_mut();
+            let view = self.scatter_view(state);
             sx.par_chunks_mut(CHUNK).zip(sy.par_chunks_mut(CHUNK)).zip(sz.par_chunks_mut(CHUNK)).enumerate().for_each(
                 |(ci, ((sx, sy), sz))| {
+                    if let Some(law) = this.scattered_law {
+                        let mut d = [[0.0f64; CHUNK]; 6];
+                        kernel.scattered_chunk(&view, law, s0 + ci * CHUNK, &mut d, [sx, sy, sz]);
+                        return;
+                    }
                     for j in 0..sx.len() {
                         let fa = this.spring_force(s0 + ci * CHUNK + j, &state.x, &state.v);
                         sx[j] = fa.x;
