@@ -62,7 +62,7 @@ pub fn pick_ray(
         if !t.iter().all(|&i| mask[i as usize]) {
             continue;
         }
-        let [a, b, c] = t.map(|i| x.get(i as usize));
+        let [a, b, c] = x.gather(t);
         if let Some(s) = ray_triangle(origin, d, a, b, c)
             && best.is_none_or(|(bs, _)| s < bs)
         {

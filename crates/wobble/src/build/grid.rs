@@ -330,7 +330,7 @@ fn boundary_faces(cells: &[[u32; 8]], x: &crate::model::Vec3s) -> Vec<[u32; 3]> 
         let cell = &cells[ci];
         let centre = cell.iter().map(|&i| x.get(i as usize)).sum::<DVec3>() / 8.0;
         let q = FACES[fi].map(|k| cell[k]);
-        let [a, bq, c, d] = q.map(|i| x.get(i as usize));
+        let [a, bq, c, d] = x.gather(&q);
         let normal = (bq - a).cross(c - a);
         let outward = normal.dot((a + bq + c + d) / 4.0 - centre) > 0.0;
         let [i0, i1, i2, i3] = q;

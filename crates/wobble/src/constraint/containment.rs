@@ -304,18 +304,24 @@ impl Containment {
         self.at[local as usize]
     }
 
+    /// The corners of face `f` now.
+    #[inline(always)]
+    fn corners(&self, f: usize) -> [DVec3; 3] {
+        let [a, b, c] = self.faces[f];
+        [self.pos(a), self.pos(b), self.pos(c)]
+    }
+
     /// (b − a) × (c − a) of face `f` (a, b, c its corners now) and its squared
     /// length.
     fn plane(&self, f: usize) -> (DVec3, f64) {
-        let [a, b, c] = self.faces[f];
-        let (a, b, c) = (self.pos(a), self.pos(b), self.pos(c));
+        let [a, b, c] = self.corners(f);
         let cross = (b - a).cross(c - a);
         (cross, cross.length_squared())
     }
 
     /// Unit outward normal of face `f`, computed.
     fn compute_face_normal(&self, f: usize) -> DVec3 {
-        let [a, b, c] = self.faces[f].map(|v| self.pos(v));
+        let [a, b, c] = self.corners(f);
         if self.planar {
             let d = b - a;
             DVec3::new(d.y, -d.x, 0.0).normalize_or_zero()
@@ -349,7 +355,7 @@ impl Containment {
     /// Closest feature of face `f` to `p`.
     fn closest_on_face(&self, f: usize, p: DVec3) -> Closest {
         let t = self.faces[f];
-        let [a, b, c] = t.map(|v| self.pos(v));
+        let [a, b, c] = self.corners(f);
         let (point, verts, weights, normal, at_vertex) = if self.planar {
             let d = b - a;
             let len2 = d.length_squared();
@@ -428,7 +434,7 @@ impl Containment {
         self.boxes.clear();
         let mut finite = true;
         for f in 0..self.faces.len() {
-            let [a, b, c] = self.faces[f].map(|v| self.pos(v));
+            let [a, b, c] = self.corners(f);
             let (lo, hi) = (a.min(b).min(c) - self.max_margin, a.max(b).max(c) + self.max_margin);
             finite &= lo.is_finite() && hi.is_finite();
             self.boxes.push((lo, hi));
@@ -820,7 +826,8 @@ impl Constraint for Containment {
                 continue;
             }
             let inner = self.pairs[k].0 as usize;
-            let globals = feat.verts.map(|v| self.verts[v as usize] as usize);
+            let global = |v: u32| self.verts[v as usize] as usize;
+            let globals = [global(feat.verts[0]), global(feat.verts[1]), global(feat.verts[2])];
             let wi = w[inner];
             let denom = wi + (0..3).map(|s| feat.weights[s] * feat.weights[s] * w[globals[s]]).sum::<f64>();
             if denom == 0.0 {

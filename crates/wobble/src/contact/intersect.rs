@@ -28,7 +28,7 @@ pub fn intersecting_pairs(triangles: &[[u32; 3]], group: &[usize], x: &Vec3s, se
     if triangles.is_empty() {
         return Vec::new();
     }
-    let tri = |k: usize| triangles[k].map(|i| x.get(i as usize));
+    let tri = |k: usize| x.gather(&triangles[k]);
     let boxes: Vec<(DVec3, DVec3)> = (0..triangles.len())
         .map(|k| {
             let [a, b, c] = tri(k);
@@ -182,7 +182,8 @@ fn coplanar_segment_triangle(p: DVec3, q: DVec3, [a, b, c]: [DVec3; 3]) -> bool 
 pub fn winding_number(p: DVec3, triangles: &[[u32; 3]], x: &Vec3s) -> f64 {
     let mut total = 0.0;
     for t in triangles {
-        let [a, b, c] = t.map(|i| x.get(i as usize) - p);
+        let [a, b, c] = x.gather(t);
+        let (a, b, c) = (a - p, b - p, c - p);
         let (la, lb, lc) = (a.length(), b.length(), c.length());
         let num = a.dot(b.cross(c));
         let den = la * lb * lc + a.dot(b) * lc + b.dot(c) * la + c.dot(a) * lb;

@@ -1874,7 +1874,7 @@ fn outer(a: DVec3, b: DVec3) -> DMat3 {
 
 /// Positions of a stencil's particles.
 fn gather(x: &Vec3s, p: [u32; 4]) -> [DVec3; 4] {
-    p.map(|i| x.get(i as usize))
+    x.gather(&p)
 }
 
 /// Σ w_k u_k over the stencil (a relative position or velocity).

@@ -125,7 +125,7 @@ impl Surfaces {
     /// from their centroid.
     #[must_use]
     pub fn depth_estimate(&self, p: [u32; 4], x: &Vec3s) -> f64 {
-        let pts = p.map(|i| x.get(i as usize));
+        let pts = x.gather(&p);
         let c = pts.iter().sum::<DVec3>() / 4.0;
         pts.iter().map(|q| (*q - c).length()).fold(0.0, f64::max)
     }
@@ -236,7 +236,7 @@ impl Surfaces {
         stage.broad_phase(x, x);
         let mut gap = search;
         for pair in stage.pairs() {
-            let pos = pair.p.map(|i| x.get(i as usize));
+            let pos = x.gather(&pair.p);
             gap = gap.min(narrow::proximity(pair.kind, &pos, DVec3::Y).distance);
         }
         gap

@@ -71,7 +71,7 @@ pub struct Bending {
 /// triangle or a zero-length edge).
 #[must_use]
 pub fn angle_and_gradient(x: &Vec3s, p: [u32; 4]) -> Option<(f64, [DVec3; 4])> {
-    let [x1, x2, x3, x4] = p.map(|i| x.get(i as usize));
+    let [x1, x2, x3, x4] = x.gather(&p);
     let e = x2 - x1;
     let len2 = e.length_squared();
     let n1 = e.cross(x3 - x1);
@@ -121,7 +121,7 @@ impl Bending {
                 let Some(&d) = wing.get(&(b, a)).filter(|_| a < b) else { continue };
                 let p = [a, b, c, d];
                 let Some((theta, _)) = angle_and_gradient(x, p) else { continue };
-                let [xa, xb, xc, xd] = p.map(|i| x.get(i as usize));
+                let [xa, xb, xc, xd] = x.gather(&p);
                 let area = 0.5 * ((xb - xa).cross(xc - xa).length() + (xa - xb).cross(xd - xb).length());
                 let w = 3.0 * (xb - xa).length_squared() / area;
                 hinges.push(Hinge { p, rest: theta, stiffness: kappa * w, damping: eta * w });

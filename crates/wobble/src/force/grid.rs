@@ -141,7 +141,7 @@ fn tet_volume(a: DVec3, b: DVec3, c: DVec3, d: DVec3) -> f64 {
 
 /// Signed volumes of a cell's five tetrahedra.
 fn cell_tets(cell: &[u32; 8], x: &Vec3s) -> [f64; 5] {
-    let c = cell.map(|i| x.get(i as usize));
+    let c = x.gather(cell);
     TETS.map(|t| tet_volume(c[t[0]], c[t[1]], c[t[2]], c[t[3]]))
 }
 

@@ -207,7 +207,8 @@ impl ClosedSurface {
             ClosedSurface::Triangles(tris) => {
                 let mut total = 0.0;
                 for t in tris {
-                    let [a, b, c] = t.map(|i| x.get(i as usize) - p);
+                    let [a, b, c] = x.gather(t);
+                    let (a, b, c) = (a - p, b - p, c - p);
                     let (la, lb, lc) = (a.length(), b.length(), c.length());
                     let num = a.dot(b.cross(c));
                     let den = la * lb * lc + a.dot(b) * lc + a.dot(c) * lb + b.dot(c) * la;
@@ -233,7 +234,7 @@ impl ClosedSurface {
             ClosedSurface::Triangles(tris) => {
                 let s = scale / 6.0;
                 for t in tris {
-                    let [a, b, c] = t.map(|i| x.get(i as usize));
+                    let [a, b, c] = x.gather(t);
                     let f = (b - a).cross(c - a) * s;
                     for &i in t {
                         out.add(i as usize, f);
@@ -385,7 +386,7 @@ impl ForceTerm for Pressure {
             match &s.surface {
                 ClosedSurface::Triangles(tris) => {
                     for t in tris {
-                        let [a, b, c] = t.map(|i| x.get(i as usize));
+                        let [a, b, c] = x.gather(t);
                         let e = [c - b, a - c, b - a];
                         for &i in t {
                             for (&j, &ej) in t.iter().zip(&e) {
@@ -435,7 +436,7 @@ impl ForceTerm for Pressure {
             match &s.surface {
                 ClosedSurface::Triangles(tris) => {
                     for t in tris {
-                        let [a, b, c] = t.map(|i| x.get(i as usize));
+                        let [a, b, c] = x.gather(t);
                         let e = [(c - b).length(), (a - c).length(), (b - a).length()];
                         for &i in t {
                             for (&j, &ej) in t.iter().zip(&e) {
@@ -507,7 +508,7 @@ fn gradients(s: &PressureSurface, x: &Vec3s) -> Vec<DVec3> {
     match &s.surface {
         ClosedSurface::Triangles(tris) => {
             for t in tris {
-                let [a, b, c] = t.map(|i| x.get(i as usize));
+                let [a, b, c] = x.gather(t);
                 let share = (b - a).cross(c - a) / 6.0;
                 for i in t {
                     g[local[i]] += share;

@@ -96,7 +96,7 @@ impl TriangleStvk {
             if t.iter().any(|&p| p as usize >= x.len()) {
                 return Err(degenerate);
             }
-            let [x0, x1, x2] = t.map(|p| x.get(p as usize));
+            let [x0, x1, x2] = x.gather(t);
             let (e1, e2) = (x1 - x0, x2 - x0);
             let n = e1.cross(e2);
             let a0 = 0.5 * n.length();
@@ -143,7 +143,7 @@ impl TriangleStvk {
 
     /// F's columns (3-vectors) for triangle `t` in `x`.
     fn deformation(&self, t: usize, x: &Vec3s) -> [DVec3; 2] {
-        let [p0, p1, p2] = self.tris[t].map(|p| x.get(p as usize));
+        let [p0, p1, p2] = x.gather(&self.tris[t]);
         let g = &self.g[t];
         let (d1, d2) = (p1 - p0, p2 - p0);
         // F = [d1 d2] B, column a = d1 B[0][a] + d2 B[1][a] = d1 g1[a] + d2 g2[a].
@@ -290,7 +290,7 @@ impl ForceTerm for TriangleStvk {
         let x = &state.x;
         let (mut rest, mut now) = (0.0, 0.0);
         for t in 0..self.tris.len() {
-            let [p0, p1, p2] = self.tris[t].map(|p| x.get(p as usize));
+            let [p0, p1, p2] = x.gather(&self.tris[t]);
             rest += self.area[t];
             now += 0.5 * (p1 - p0).cross(p2 - p0).length();
         }

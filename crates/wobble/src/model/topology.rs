@@ -115,7 +115,7 @@ pub fn closed_surface_volume(triangles: &[[u32; 3]], x: &Vec3s) -> f64 {
     triangles
         .iter()
         .map(|t| {
-            let [a, b, c] = t.map(|i| x.get(i as usize));
+            let [a, b, c] = x.gather(t);
             a.dot(b.cross(c))
         })
         .sum::<f64>()
@@ -138,7 +138,7 @@ pub fn loop_area_xy(lines: &[[u32; 2]], x: &Vec3s) -> f64 {
 #[inline]
 #[must_use]
 pub fn triangle_normal(t: [u32; 3], x: &Vec3s) -> DVec3 {
-    let [a, b, c] = t.map(|i| x.get(i as usize));
+    let [a, b, c] = x.gather(&t);
     (b - a).cross(c - a)
 }
 
