@@ -67,6 +67,9 @@ fn outward(v: &[DVec3], t: [u32; 3]) -> [u32; 3] {
 
 fn uniform(level: u32) -> (Vec<DVec3>, Vec<[u32; 3]>) {
     let mut v = vec![DVec3::X, -DVec3::X, DVec3::Y, -DVec3::Y, DVec3::Z, -DVec3::Z];
+    // Each vertex's point on the flat octahedron |x| + |y| + |z| = 1 before the
+    // projection onto the sphere: exact binary fractions, for the numbering below.
+    let mut flat = v.clone();
     let mut tris: Vec<[u32; 3]> = Vec::new();
     for &(a, b) in &[(0u32, 2u32), (2, 1), (1, 3), (3, 0)] {
         for pole in [4u32, 5] {
@@ -83,6 +86,7 @@ fn uniform(level: u32) -> (Vec<DVec3>, Vec<[u32; 3]>) {
                 let key = (a.min(b), a.max(b));
                 m[k] = *mid.entry(key).or_insert_with(|| {
                     v.push((v[a as usize] + v[b as usize]).normalize());
+                    flat.push(0.5 * (flat[a as usize] + flat[b as usize]));
                     (v.len() - 1) as u32
                 });
             }
@@ -93,7 +97,44 @@ fn uniform(level: u32) -> (Vec<DVec3>, Vec<[u32; 3]>) {
         }
         tris = next;
     }
-    (v, tris)
+    octahedral_order(&v, &flat, &tris, 1 << level)
+}
+
+/// The mesh with its vertices renumbered row by row over the octahedral map: the
+/// flat octahedron unfolded onto the square [−1, 1]² (the upper half, z ≥ 0, is
+/// the diamond |u| + |v| ≤ 1 with (u, v) = (x, y); each lower face folds out
+/// into the corner beyond it). The subdivided faces become a regular grid of
+/// spacing 1/`n` there, so numbering its points row by row (a point on the
+/// square's edge, which the fold shares with a mirrored point, where first met)
+/// makes an edge's two ends differ by the same amount all along a row: the
+/// springs on the edges form long runs for the vectorised kernel (issue 14).
+fn octahedral_order(v: &[DVec3], flat: &[DVec3], tris: &[[u32; 3]], n: u32) -> (Vec<DVec3>, Vec<[u32; 3]>) {
+    // Exact binary fractions: the bits identify a point (−0 folded into +0).
+    let key = |p: DVec3| (p + DVec3::ZERO).to_array().map(f64::to_bits);
+    let index: HashMap<[u64; 3], u32> = flat.iter().enumerate().map(|(i, &p)| (key(p), i as u32)).collect();
+    let mut new_of = vec![u32::MAX; v.len()];
+    let mut order: Vec<u32> = Vec::with_capacity(v.len());
+    let side = f64::from(n);
+    for j in 0..=2 * n {
+        for i in 0..=2 * n {
+            let (u, w) = (f64::from(i) / side - 1.0, f64::from(j) / side - 1.0);
+            let z = 1.0 - u.abs() - w.abs();
+            let p = if z >= 0.0 {
+                DVec3::new(u, w, z)
+            } else {
+                DVec3::new((1.0 - w.abs()) * u.signum(), (1.0 - u.abs()) * w.signum(), z)
+            };
+            let old = index[&key(p)];
+            if new_of[old as usize] == u32::MAX {
+                new_of[old as usize] = order.len() as u32;
+                order.push(old);
+            }
+        }
+    }
+    debug_assert_eq!(order.len(), v.len(), "the octahedral map reaches every vertex");
+    let verts = order.iter().map(|&i| v[i as usize]).collect();
+    let tris = tris.iter().map(|t| t.map(|i| new_of[i as usize])).collect();
+    (verts, tris)
 }
 
 fn lat_long(slices: u32, stacks: u32) -> (Vec<DVec3>, Vec<[u32; 3]>) {
