@@ -185,6 +185,12 @@ impl RowsMut<'_> {
         self.first..self.first + self.x.len()
     }
 
+    /// The rows' x, y and z components.
+    #[must_use]
+    pub fn components(&self) -> [&[f64]; 3] {
+        [self.x, self.y, self.z]
+    }
+
     /// Row `i` (a global index within [`RowsMut::range`]).
     #[inline]
     #[must_use]

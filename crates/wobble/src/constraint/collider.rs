@@ -284,11 +284,15 @@ impl Collider {
     /// Pushes every particle it applies to out to its radius from the surface
     /// given by `distance` (signed distance and outward normal of a point, within
     /// a reach), with restitution and Coulomb friction on the velocity relative
-    /// to the collider; returns the number of contacts.
+    /// to the collider; returns the number of contacts. `plane`: the surface is the
+    /// plane through this point with this normal (`distance` its signed distance),
+    /// so a block of particles none of which touches it is skipped after one
+    /// vectorised pass.
     fn resolve(
         &self,
         ctx: &ConstraintContext<'_>,
         state: &mut State,
+        plane: Option<(DVec3, DVec3)>,
         distance: impl Fn(DVec3, f64) -> (f64, DVec3) + Sync,
     ) -> usize {
         use rayon::prelude::*;
@@ -297,6 +301,22 @@ impl Collider {
         let held = if self.coupled_until == Some(ctx.t) { Some(&self.held) } else { None };
         // Each particle on its own: runs of particles in parallel.
         let run = |mut x: RowsMut<'_>, mut v: RowsMut<'_>| {
+            if let Some((point, normal)) = plane {
+                // The depth test of the loop below, operation for operation
+                // (a NaN depth counts as a contact there).
+                let [px, py, pz] = x.components();
+                let radius = &ctx.particles.radius[x.range()];
+                let mut any = false;
+                for k in 0..px.len() {
+                    let dist =
+                        (px[k] - point.x) * normal.x + (py[k] - point.y) * normal.y + (pz[k] - point.z) * normal.z;
+                    let depth = radius[k] - dist;
+                    any |= depth > 0.0 || depth.is_nan();
+                }
+                if !any {
+                    return 0;
+                }
+            }
             let mut contacts = 0;
             for i in x.range() {
                 if ctx.particles.inv_mass[i] == 0.0 || self.only.as_ref().is_some_and(|o| !o[i]) {
@@ -379,9 +399,9 @@ impl Constraint for Collider {
         self.contacts = match self.shape {
             Shape::Plane { point, normal } => {
                 let point = point + offset;
-                self.resolve(ctx, state, |p, _| ((p - point).dot(normal), normal))
+                self.resolve(ctx, state, Some((point, normal)), |p, _| ((p - point).dot(normal), normal))
             }
-            _ => self.resolve(ctx, state, |p, reach| self.shape_distance(p - offset, reach)),
+            _ => self.resolve(ctx, state, None, |p, reach| self.shape_distance(p - offset, reach)),
         };
         if coupled {
             // Take back the speed the coupled springs gave in pushing the starting
