@@ -627,11 +627,10 @@ impl Containment {
             self.fan[range.clone()].contains(&f)
                 || (near && self.boxes.get(f as usize).is_some_and(|&(lo, hi)| p.cmpge(lo).all() && p.cmple(hi).all()))
         };
-        let mut bound = self
-            .hint
-            .get(k)
-            .filter(|&&f| (f as usize) < self.faces.len() && candidate(f))
-            .map_or(f64::INFINITY, |&f| self.closest_on_face(f as usize, p).dist2);
+        let hinted = self.hint.get(k).copied().filter(|&f| (f as usize) < self.faces.len() && candidate(f));
+        // The hint face's closest point, kept for when the search reaches it.
+        let hinted = hinted.map(|f| (f, self.closest_on_face(f as usize, p)));
+        let mut bound = hinted.map_or(f64::INFINITY, |(_, c)| c.dist2);
         let mut consider = |f: usize, bound: &mut f64| {
             // A face whose plane is farther than the bound cannot hold the closest
             // point: skip it without the closest-point search (in a collapsed body
@@ -653,7 +652,10 @@ impl Containment {
                 }
             }
             tests += 1;
-            let c = self.closest_on_face(f, p);
+            let c = match hinted {
+                Some((h, c)) if h as usize == f => c,
+                _ => self.closest_on_face(f, p),
+            };
             *bound = bound.min(c.dist2);
             // Ties (a shared edge or vertex reached from two faces) go to the
             // lower face index, so the result never depends on the visiting order.

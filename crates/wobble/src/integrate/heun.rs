@@ -21,7 +21,7 @@ impl Integrator for Heun {
     fn step(&mut self, sys: &mut dyn System, state: &mut State, t: f64, h: f64) -> Result<StepReport, IntegratorError> {
         let rot = sys.rotational();
         self.k1.eval(sys, state, t);
-        self.trial.copy_from(state);
+        self.trial.copy_stage_from(state, rot);
         stage(&mut self.trial, state, h, &self.k1, rot);
         self.k2.eval(sys, &self.trial, t + h);
         let (k1, k2) = (&mut self.k1, &self.k2);
@@ -34,7 +34,7 @@ impl Integrator for Heun {
             }
         }
         // The trial state becomes a copy of the start of the step.
-        self.trial.copy_from(state);
+        self.trial.copy_stage_from(state, rot);
         stage(state, &self.trial, 0.5 * h, k1, rot);
         Ok(StepReport::default())
     }

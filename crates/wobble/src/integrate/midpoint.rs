@@ -19,10 +19,10 @@ impl Integrator for Midpoint {
     fn step(&mut self, sys: &mut dyn System, state: &mut State, t: f64, h: f64) -> Result<StepReport, IntegratorError> {
         let rot = sys.rotational();
         self.k1.eval(sys, state, t);
-        self.trial.copy_from(state);
+        self.trial.copy_stage_from(state, rot);
         stage(&mut self.trial, state, 0.5 * h, &self.k1, rot);
         self.k2.eval(sys, &self.trial, t + 0.5 * h);
-        self.trial.copy_from(state);
+        self.trial.copy_stage_from(state, rot);
         stage(state, &self.trial, h, &self.k2, rot);
         Ok(StepReport::default())
     }

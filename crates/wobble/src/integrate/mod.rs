@@ -419,7 +419,9 @@ impl Deriv {
     }
 }
 
-/// `out = base + h k` for a stage, with q renormalised.
+/// `out = base + h k` for a stage, with q renormalised. Without rotation only
+/// positions and velocities are written (orientations and angular velocities
+/// stay as they are: nothing changes or reads them).
 pub(crate) fn stage(out: &mut State, base: &State, h: f64, k: &Deriv, rotational: bool) {
     vec_set(&mut out.x, &base.x, &k.dx, move |b, d| b + h * d);
     vec_set(&mut out.v, &base.v, &k.acc.f, move |b, d| b + h * d);
@@ -428,9 +430,6 @@ pub(crate) fn stage(out: &mut State, base: &State, h: f64, k: &Deriv, rotational
         for ((q, b), d) in out.q.iter_mut().zip(&base.q).zip(&k.dq) {
             *q = (*b + *d * h).normalize();
         }
-    } else {
-        out.w.copy_from(&base.w);
-        out.q.clone_from(&base.q);
     }
 }
 

@@ -35,8 +35,8 @@ impl Integrator for Rk4 {
 
     fn step(&mut self, sys: &mut dyn System, state: &mut State, t: f64, h: f64) -> Result<StepReport, IntegratorError> {
         let rot = sys.rotational();
-        self.base.copy_from(state);
-        self.trial.copy_from(state);
+        self.base.copy_stage_from(state, rot);
+        self.trial.copy_stage_from(state, rot);
         // k1
         self.sum.eval(sys, &self.base, t);
         stage(&mut self.trial, &self.base, 0.5 * h, &self.sum, rot);

@@ -51,6 +51,19 @@ impl State {
         self.w.copy_from(&other.w);
     }
 
+    /// Copies what an integrator's stage reads of `other` into `self`: all of it
+    /// for a `rotational` system, else positions and velocities only (with no
+    /// oriented particle nothing reads the orientations and angular velocities
+    /// of a stage's state; they are copied only when their count differs).
+    pub fn copy_stage_from(&mut self, other: &State, rotational: bool) {
+        if rotational || self.q.len() != other.q.len() || self.w.len() != other.w.len() {
+            self.copy_from(other);
+        } else {
+            self.x.copy_from(&other.x);
+            self.v.copy_from(&other.v);
+        }
+    }
+
     /// The index and a description of the first non-finite entry, if any.
     #[must_use]
     pub fn first_non_finite(&self) -> Option<(usize, &'static str)> {
