@@ -164,9 +164,10 @@ pub struct Containment {
     /// and kept up to date through the corrections of a projection), in one
     /// array so that a face's corners are three loads.
     at: Vec<DVec3>,
-    /// Scratch: per face, (b − a) × (c − a) and its squared length at the
-    /// current positions (`at`), for the plane test of the search.
-    cross: Vec<(DVec3, f64)>,
+    /// Scratch: per face, (b − a) × (c − a), its squared length and the corner
+    /// a at the current positions (`at`), for the plane test of the search (one
+    /// record, so that the test needs no other load).
+    cross: Vec<(DVec3, f64, DVec3)>,
     /// Candidate lists: pair k's are `list[list_start[k]..list_start[k + 1]]`,
     /// the faces outside its partner's fan whose boxes grown by `slack` held its
     /// inner particle when the lists were made, in the order the hierarchy found
@@ -311,12 +312,12 @@ impl Containment {
         [self.pos(a), self.pos(b), self.pos(c)]
     }
 
-    /// (b − a) × (c − a) of face `f` (a, b, c its corners now) and its squared
-    /// length.
-    fn plane(&self, f: usize) -> (DVec3, f64) {
+    /// (b − a) × (c − a) of face `f` (a, b, c its corners now), its squared
+    /// length, and a.
+    fn plane(&self, f: usize) -> (DVec3, f64, DVec3) {
         let [a, b, c] = self.corners(f);
         let cross = (b - a).cross(c - a);
-        (cross, cross.length_squared())
+        (cross, cross.length_squared(), a)
     }
 
     /// Unit outward normal of face `f`, computed.
@@ -643,8 +644,7 @@ impl Containment {
                 // The plane at the current positions (earlier corrections of this
                 // projection may have moved the face since the normals were taken:
                 // `cross` follows them).
-                let a = self.pos(self.faces[f][0]);
-                let (normal, n2) = self.cross[f];
+                let (normal, n2, a) = self.cross[f];
                 let r = p - a;
                 let d = r.dot(normal);
                 if n2 > 0.0 && d * d > (*bound * (1.0 + 1e-9) + 1e-24 * r.length_squared()) * n2 {
