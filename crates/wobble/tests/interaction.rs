@@ -245,6 +245,39 @@ fn parameters_are_listed_with_full_keys_and_values() {
 }
 
 #[test]
+fn set_parameter_reaches_springs_whose_runs_share_their_parameters() {
+    // A 16 × 16 cloth with a spacing of 1/4 m: every row and column of
+    // structural springs has bit-identical rest lengths, so the kernel stores each
+    // run's rest length, stiffness and damping once (and meshes of one material
+    // their stiffness and damping). A changed stiffness must reach those copies:
+    // doubling k doubles every force exactly.
+    let mut b = WorldBuilder::new();
+    Cloth {
+        nx: 16,
+        ny: 16,
+        spacing: 0.25,
+        structural: SpringParams::linear(800.0, 0.0),
+        shear: None,
+        bend: None,
+        ..Cloth::default()
+    }
+    .build(&mut b, "cloth")
+    .unwrap();
+    let mut w = b.build(SimParams::default()).unwrap();
+    for i in 0..w.state.len() {
+        let x = w.state.x.get(i) * 1.25;
+        w.state.x.set(i, x);
+    }
+    let f1 = w.current_loads().f;
+    w.set_parameter("springs.cloth.structural.stiffness", 1600.0).unwrap();
+    let f2 = w.current_loads().f;
+    assert!((0..f1.len()).any(|i| f1.get(i).length() > 1.0), "the stretched cloth carries force");
+    for i in 0..f1.len() {
+        assert_vec_close!(f2.get(i), 2.0 * f1.get(i), 0.0, "particle {i}: force after doubling k");
+    }
+}
+
+#[test]
 fn set_parameter_changes_the_force_as_hookes_law_says() {
     // Hooke: f ∝ k at fixed geometry, and the damping force ∝ c at fixed velocity.
     // Doubling k (by a power of two, an exact scaling in floating point) must double

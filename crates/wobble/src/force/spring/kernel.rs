@@ -297,9 +297,9 @@ fn run_block_generic(view: &RunView<'_>, p0: usize, p1: usize, f: [&mut [f64]; 3
             let out = (&mut ox[..n], &mut oy[..n], &mut oz[..n]);
             // One monomorphised loop per law, so each vectorises on its own.
             match law {
-                SpringLaw::Linear => chunk_any(n, view, a, b, p, run.uniform, |l, rest, k| k * (l - rest), out),
-                SpringLaw::StVK => chunk_any(n, view, a, b, p, run.uniform, stvk_g, out),
-                SpringLaw::Cubic(c) => chunk_any(n, view, a, b, p, run.uniform, |l, rest, k| c.g(l, rest, k), out),
+                SpringLaw::Linear => chunk_any(n, view, a, b, p, run.shared, |l, rest, k| k * (l - rest), out),
+                SpringLaw::StVK => chunk_any(n, view, a, b, p, run.shared, stvk_g, out),
+                SpringLaw::Cubic(c) => chunk_any(n, view, a, b, p, run.shared, |l, rest, k| c.g(l, rest, k), out),
             }
             if in_a {
                 let (d0, d1) = (run.a0 + ca0 - p0, run.a0 + ca1 - p0);
@@ -348,6 +348,16 @@ impl Params for Uniform {
     }
 }
 
+/// Per-spring rest lengths (as long as the chunk) with one k and c.
+struct RestOnly<'a>(&'a [f64], f64, f64);
+
+impl Params for RestOnly<'_> {
+    #[inline(always)]
+    fn at(&self, i: usize) -> (f64, f64, f64) {
+        (self.0[i], self.1, self.2)
+    }
+}
+
 /// Per-spring slices (rest, k, c), each as long as the chunk.
 struct PerSpring<'a>(&'a [f64], &'a [f64], &'a [f64]);
 
@@ -358,7 +368,18 @@ impl Params for PerSpring<'_> {
     }
 }
 
-/// [`chunk_forces`] with the run's shared parameters, or per-spring ones from spring
+/// What the springs of a run share (see `Run`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) enum Shared {
+    /// Nothing: rest length, stiffness and damping read per spring.
+    Nothing,
+    /// Stiffness and damping; rest lengths read per spring.
+    Material(f64, f64),
+    /// Rest length, stiffness and damping.
+    All((f64, f64, f64)),
+}
+
+/// [`chunk_forces`] with what the run shares, the rest read per spring from spring
 /// index `p` on.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
@@ -368,13 +389,14 @@ fn chunk_any(
     a: usize,
     b: usize,
     p: usize,
-    uniform: Option<(f64, f64, f64)>,
+    shared: Shared,
     magnitude: impl Fn(f64, f64, f64) -> f64,
     out: (&mut [f64], &mut [f64], &mut [f64]),
 ) {
-    match uniform {
-        Some(u) => chunk_forces(n, view, a, b, Uniform(u), magnitude, out),
-        None => {
+    match shared {
+        Shared::All(u) => chunk_forces(n, view, a, b, Uniform(u), magnitude, out),
+        Shared::Material(k, c) => chunk_forces(n, view, a, b, RestOnly(&view.rest[p..p + n], k, c), magnitude, out),
+        Shared::Nothing => {
             let per = PerSpring(&view.rest[p..p + n], &view.k[p..p + n], &view.c[p..p + n]);
             chunk_forces(n, view, a, b, per, magnitude, out)
         }

@@ -4,7 +4,7 @@
 use glam::DVec3;
 use rayon::prelude::*;
 
-use super::kernel::{Kernel, RunView, ScatterView, scalar_force};
+use super::kernel::{Kernel, RunView, ScatterView, Shared, scalar_force};
 use super::law::{spring_blocks, spring_blocks_definite};
 use super::{CHUNK, MIN_RUN, SpringError, SpringKind, SpringLaw, SpringSet};
 use crate::force::{
@@ -20,9 +20,10 @@ pub(super) struct Run {
     pub(super) s0: usize,
     pub(super) len: usize,
     pub(super) law: u8,
-    /// (rest, k, c) when every spring of the run shares them (regular grids): the
-    /// kernel then reads no per-spring data, which halves its memory traffic.
-    pub(super) uniform: Option<(f64, f64, f64)>,
+    /// What the springs of the run share: (rest, k, c) on regular grids (the
+    /// kernel then reads no per-spring data, which halves its memory traffic),
+    /// or (k, c) on meshes of one material (the kernel reads only rest lengths).
+    pub(super) shared: Shared,
 }
 
 /// The spring force term: every spring of a world, sorted into runs.
@@ -121,7 +122,14 @@ impl SpringNetwork {
         for &(st, len) in &run_items {
             if len >= MIN_RUN {
                 let (law, off, a0, _) = items[st];
-                runs.push(Run { a0: a0 as usize, b0: (a0 + off) as usize, s0: order.len(), len, law, uniform: None });
+                runs.push(Run {
+                    a0: a0 as usize,
+                    b0: (a0 + off) as usize,
+                    s0: order.len(),
+                    len,
+                    law,
+                    shared: Shared::Nothing,
+                });
                 order.extend(items[st..st + len].iter().map(|it| it.3));
             } else {
                 scattered.extend(st..st + len);
@@ -162,14 +170,7 @@ impl SpringNetwork {
             net.kind.push(s.kind);
             net.group.push(s.group);
         }
-        for run in &mut net.runs {
-            let r = run.s0..run.s0 + run.len;
-            let first = (net.rest[run.s0], net.k[run.s0], net.c[run.s0]);
-            let same = |v: &[f64], x: f64| v.iter().all(|&y| y.to_bits() == x.to_bits());
-            if same(&net.rest[r.clone()], first.0) && same(&net.k[r.clone()], first.1) && same(&net.c[r], first.2) {
-                run.uniform = Some(first);
-            }
-        }
+        net.share_parameters();
         let mut law_by_insertion = vec![0u8; items.len()];
         for it in &items {
             law_by_insertion[it.3] = it.0;
@@ -203,6 +204,23 @@ impl SpringNetwork {
         net.gather_offsets = counts;
         net.gather = gather;
         Ok(net)
+    }
+
+    /// Finds what each run's springs share (see `Run::shared`); again after any
+    /// change of a parameter.
+    fn share_parameters(&mut self) {
+        for run in &mut self.runs {
+            let r = run.s0..run.s0 + run.len;
+            let first = (self.rest[run.s0], self.k[run.s0], self.c[run.s0]);
+            let same = |v: &[f64], x: f64| v.iter().all(|&y| y.to_bits() == x.to_bits());
+            run.shared = if !(same(&self.k[r.clone()], first.1) && same(&self.c[r.clone()], first.2)) {
+                Shared::Nothing
+            } else if same(&self.rest[r], first.0) {
+                Shared::All(first)
+            } else {
+                Shared::Material(first.1, first.2)
+            };
+        }
     }
 
     /// Number of springs.
@@ -584,6 +602,7 @@ impl ForceTerm for SpringNetwork {
         for s in selected {
             target[s] = value;
         }
+        self.share_parameters();
         Ok(())
     }
 }
