@@ -146,8 +146,12 @@ pub struct Containment {
     built_visits: u64,
     /// Full builds of the hierarchy so far (refits are not counted).
     pub tree_builds: u64,
-    /// Scratch: margin-inflated box of each face.
+    /// Scratch: margin-inflated box of each face at the last refresh (filled only
+    /// when the lists are made or hold any face; see `boxes_current`).
     boxes: Vec<(DVec3, DVec3)>,
+    /// Whether `boxes` holds the boxes of the last refresh (else a face's box is
+    /// computed when asked for, from the same positions).
+    boxes_current: bool,
     /// Scratch: per pair, the face its closest feature lay on at the last
     /// projection (a search hint; results do not depend on it).
     hint: Vec<u32>,
@@ -268,6 +272,7 @@ impl Containment {
             built_visits: 0,
             tree_builds: 0,
             boxes: Vec::new(),
+            boxes_current: false,
             face_tests: 0,
             hint: Vec::new(),
             face_normals: Vec::new(),
@@ -405,11 +410,13 @@ impl Containment {
     fn rebuild_cells(&mut self, state: &State) {
         self.lists_live = false;
         let finite = self.refresh(state);
+        self.fill_boxes();
         self.update_tree(finite);
     }
 
-    /// The face and vertex normals, the positions and the face boxes at `state`;
-    /// returns whether every box is finite.
+    /// The face and vertex normals and the positions at `state` (the face boxes
+    /// are filled separately, see [`Containment::fill_boxes`]); returns whether
+    /// every position is finite.
     fn refresh(&mut self, state: &State) -> bool {
         self.at.clear();
         self.at.extend(self.verts.iter().map(|&g| state.x.get(g as usize)));
@@ -433,15 +440,26 @@ impl Containment {
                 self.vertex_normals.push(n);
             }
         }
+        self.boxes_current = false;
+        self.at.iter().all(|p| p.is_finite())
+    }
+
+    /// Margin-inflated box of face `f` at the positions of the last refresh.
+    #[inline]
+    fn face_box(&self, f: usize) -> (DVec3, DVec3) {
+        let [a, b, c] = self.faces[f];
+        let (a, b, c) = (self.start[a as usize], self.start[b as usize], self.start[c as usize]);
+        (a.min(b).min(c) - self.max_margin, a.max(b).max(c) + self.max_margin)
+    }
+
+    /// Fills `boxes` for the last refresh.
+    fn fill_boxes(&mut self) {
         self.boxes.clear();
-        let mut finite = true;
         for f in 0..self.faces.len() {
-            let [a, b, c] = self.corners(f);
-            let (lo, hi) = (a.min(b).min(c) - self.max_margin, a.max(b).max(c) + self.max_margin);
-            finite &= lo.is_finite() && hi.is_finite();
-            self.boxes.push((lo, hi));
+            let b = self.face_box(f);
+            self.boxes.push(b);
         }
-        finite
+        self.boxes_current = true;
     }
 
     /// Refits or rebuilds the hierarchy around the current face boxes (see
@@ -595,12 +613,19 @@ impl Containment {
         if !finite || !self.use_lists {
             // A state blowing up (for the health check to report): no lists.
             self.list_anchor.clear();
+            self.fill_boxes();
             self.update_tree(finite);
             return None;
         }
         let visits = if self.lists_hold(state) {
+            // Kept lists that hold faces need their boxes; empty ones (a round
+            // body: only the partners' fans) do not.
+            if !self.list.is_empty() {
+                self.fill_boxes();
+            }
             None
         } else {
+            self.fill_boxes();
             self.update_tree(finite);
             Some(self.make_lists(state))
         };
@@ -626,7 +651,10 @@ impl Containment {
         // the partner's faces, or one whose box holds the particle).
         let candidate = |f: u32| {
             self.fan[range.clone()].contains(&f)
-                || (near && self.boxes.get(f as usize).is_some_and(|&(lo, hi)| p.cmpge(lo).all() && p.cmple(hi).all()))
+                || (near && (f as usize) < self.faces.len() && {
+                    let (lo, hi) = if self.boxes_current { self.boxes[f as usize] } else { self.face_box(f as usize) };
+                    p.cmpge(lo).all() && p.cmple(hi).all()
+                })
         };
         let hinted = self.hint.get(k).copied().filter(|&f| (f as usize) < self.faces.len() && candidate(f));
         // The hint face's closest point, kept for when the search reaches it.
@@ -907,7 +935,7 @@ mod tests {
         let fan = &c.fan[c.fan_start[partner as usize] as usize..c.fan_start[partner as usize + 1] as usize];
         let mut best: Option<Closest> = None;
         for f in 0..c.faces.len() {
-            let (lo, hi) = c.boxes[f];
+            let (lo, hi) = c.face_box(f);
             if fan.contains(&(f as u32)) || (p.cmpge(lo).all() && p.cmple(hi).all()) {
                 let cand = c.closest_on_face(f, p);
                 if best.is_none_or(|b| cand.dist2 < b.dist2 || (cand.dist2 == b.dist2 && cand.face < b.face)) {
