@@ -7,7 +7,8 @@
 //! them, without writing files.
 //!
 //! Run with `cargo bench -p wobble-cli --bench sphere` (`WOBBLE_BENCH_REPS`, default
-//! 3, sets the runs; the median is printed).
+//! 3, sets the runs; the median is printed). On a shared machine pin it to one core
+//! (`taskset -c 0 cargo bench …`): the figures are wall-clock times.
 
 use std::time::Instant;
 
