@@ -12,7 +12,13 @@
 //! faces whose boxes, grown by a slack, held the particle when the lists were made
 //! (through a bounding-volume hierarchy on large bodies, by testing every box on
 //! small ones); the lists serve every projection until some particle has moved,
-//! apart from the body's mean motion, by half the slack. Let c be the candidate point closest to x_i, lying on a
+//! apart from the body's mean motion, by half the slack. Each list is ordered by a
+//! lower bound on its faces' distances to the particle when it was made (in
+//! buckets an eighth of the slack wide), and a search stops at the first face that
+//! cannot have come nearer than the best one found, since a point's distance to a
+//! triangle changes by no more than the motion of the point and of the corners
+//! apart from a common translation: after a collapse a search reads a third of
+//! its list. Let c be the candidate point closest to x_i, lying on a
 //! feature — a face interior, an edge or a vertex — with barycentric weights b_k on
 //! that feature's vertices, and let n be the feature's outward unit pseudo-normal:
 //! the face normal; on an edge the normalised sum of its two faces' normals; at a
@@ -76,6 +82,13 @@ const VISIT_LIMIT: f64 = 1.2;
 /// relative to the body's mean motion, by half of it along an axis (see
 /// [`Containment::lists_hold`]).
 const LIST_SLACK: f64 = 1.0;
+
+/// A candidate list's entries are grouped by a lower bound on their distance to
+/// the particle in buckets this wide, in units of the lists' slack (see
+/// [`Containment::violation`]) ...
+const FLOOR_BUCKET_WIDTH: f64 = 0.125;
+/// ... and this many buckets (the last holds every entry beyond).
+const FLOOR_BUCKETS: usize = 64;
 
 /// A node of the bounding-volume hierarchy over face boxes: its box, and either
 /// two children (`left`, `left + 1`… stored as indices) or a range of leaf faces
@@ -178,6 +191,22 @@ pub struct Containment {
     /// them (the search's result does not depend on the order).
     list_start: Vec<u32>,
     list: Vec<u32>,
+    /// Per list entry, a lower bound on the distance from the pair's inner
+    /// particle to the face when the lists were made (less a rounding
+    /// allowance), m; each pair's entries are sorted by it, so a search can stop
+    /// at the first entry that even the largest motion since then cannot bring
+    /// within its best distance (see [`Containment::violation`]).
+    list_reach: Vec<f64>,
+    /// Scratch for sorting one pair's entries.
+    list_sort: Vec<(u32, u32)>,
+    /// The translation T of the body's mean motion since the lists were made
+    /// (taken at the projection's start) and the largest distance any surface
+    /// vertex has moved apart from it, |x − anchor − T|, kept up to date through
+    /// the corrections of a projection, m.
+    drift_mean: DVec3,
+    surface_drift: f64,
+    /// List entries visited by the searches of the last projection.
+    pub list_visits: u64,
     /// Where the inner particles (by pair) and then the surface vertices were
     /// when the lists were made (empty: no lists).
     list_anchor: Vec<DVec3>,
@@ -282,6 +311,11 @@ impl Containment {
             cross: Vec::new(),
             list_start: Vec::new(),
             list: Vec::new(),
+            list_reach: Vec::new(),
+            list_sort: Vec::new(),
+            drift_mean: DVec3::ZERO,
+            surface_drift: 0.0,
+            list_visits: 0,
             list_anchor: Vec::new(),
             slack: LIST_SLACK * max_margin,
             lists_live: false,
@@ -562,10 +596,11 @@ impl Containment {
     /// within δ of its anchor plus T and the particle too, the particle's anchor
     /// lies in the anchor box grown by 2δ ≤ slack. A body falling or swinging as a
     /// whole keeps its lists.
-    fn lists_hold(&self, state: &State) -> bool {
+    /// Returns that mean motion T when the lists hold.
+    fn lists_hold(&self, state: &State) -> Option<DVec3> {
         let n = self.pairs.len();
         if self.list_anchor.len() != n + self.verts.len() {
-            return false;
+            return None;
         }
         let at = |j: usize| {
             if j < n { state.x.get(self.pairs[j].0 as usize) } else { self.pos((j - n) as u32) }
@@ -573,15 +608,26 @@ impl Containment {
         let count = self.list_anchor.len() as f64;
         let mean = (0..self.list_anchor.len()).map(|j| at(j) - self.list_anchor[j]).sum::<DVec3>() / count;
         let limit = 0.5 * self.slack * (1.0 - 1e-6);
-        mean.is_finite()
-            && (0..self.list_anchor.len()).all(|j| (at(j) - self.list_anchor[j] - mean).abs().max_element() <= limit)
+        let hold = mean.is_finite()
+            && (0..self.list_anchor.len()).all(|j| (at(j) - self.list_anchor[j] - mean).abs().max_element() <= limit);
+        hold.then_some(mean)
+    }
+
+    /// How far surface vertex `v` has moved apart from the mean motion since the
+    /// lists were made, m.
+    #[inline]
+    fn vertex_drift(&self, v: usize) -> f64 {
+        (self.at[v] - self.list_anchor[self.pairs.len() + v] - self.drift_mean).length()
     }
 
     /// Makes the candidate lists at `state` (the face boxes and hierarchy must be
     /// those of `state`); returns the hierarchy's nodes visited.
     fn make_lists(&mut self, state: &State) -> u64 {
         let mut visits = 0;
+        let width = self.slack * FLOOR_BUCKET_WIDTH;
+        let per_width = 1.0 / width;
         self.list.clear();
+        self.list_reach.clear();
         self.list_start.clear();
         self.list_start.push(0);
         for k in 0..self.pairs.len() {
@@ -589,8 +635,33 @@ impl Containment {
             let p = state.x.get(inner as usize);
             let fan =
                 &self.fan[self.fan_start[partner as usize] as usize..self.fan_start[partner as usize + 1] as usize];
+            let first = self.list.len();
             let list = &mut self.list;
             visits += faces_near(&self.tree, &self.order, &self.boxes, p, self.slack, fan, |f| list.push(f));
+            // Each entry in the bucket of a lower bound on its distance, nearer
+            // buckets first (a counting sort), with its bucket's lower edge.
+            self.list_sort.clear();
+            let mut count = [0u32; FLOOR_BUCKETS + 1];
+            for &f in &self.list[first..] {
+                let floor = self.distance_floor(f as usize, p);
+                // (`as` saturates: a negative or NaN floor goes to bucket 0.)
+                let bucket = ((floor * per_width) as usize).min(FLOOR_BUCKETS - 1);
+                count[bucket + 1] += 1;
+                self.list_sort.push((bucket as u32, f));
+            }
+            for b in 1..count.len() {
+                count[b] += count[b - 1];
+            }
+            self.list_reach.resize(self.list.len(), 0.0);
+            for &(bucket, f) in &self.list_sort {
+                let bucket = bucket as usize;
+                let at = first + count[bucket] as usize;
+                count[bucket] += 1;
+                self.list[at] = f;
+                // The edge, a hair below it so that rounding keeps it below the
+                // floor; the 0th bucket's is 0 (no bound).
+                self.list_reach[at] = bucket as f64 * width * (1.0 - 1e-12);
+            }
             self.list_start.push(self.list.len() as u32);
         }
         self.list_anchor.clear();
@@ -600,7 +671,28 @@ impl Containment {
             self.list_anchor.push(p);
         }
         self.list_builds += 1;
+        self.drift_mean = DVec3::ZERO;
+        self.surface_drift = 0.0;
         visits
+    }
+
+    /// A lower bound on the distance from `p` to face `f` at the current
+    /// positions: the larger of the distances to the face's plane and to its
+    /// bounding box (both hold the face), less a rounding allowance, m.
+    fn distance_floor(&self, f: usize, p: DVec3) -> f64 {
+        let [a, b, c] = self.corners(f);
+        let gap = (a.min(b).min(c) - p).max(p - a.max(b).max(c)).max(DVec3::ZERO);
+        let mut floor2 = gap.length_squared();
+        let r = p - a;
+        if !self.planar {
+            let (normal, n2, _) = self.cross[f];
+            if n2 > 0.0 {
+                let d = r.dot(normal);
+                floor2 = floor2.max(d * d / n2);
+            }
+        }
+        let floor = floor2.sqrt();
+        floor * (1.0 - 1e-9) - 1e-12 * (2.0 * r.abs().max_element() + p.abs().max_element())
     }
 
     /// Brings the face boxes and the candidate lists up to `state` for a
@@ -617,12 +709,14 @@ impl Containment {
             self.update_tree(finite);
             return None;
         }
-        let visits = if self.lists_hold(state) {
+        let visits = if let Some(mean) = self.lists_hold(state) {
             // Kept lists that hold faces need their boxes; empty ones (a round
             // body: only the partners' fans) do not.
             if !self.list.is_empty() {
                 self.fill_boxes();
             }
+            self.drift_mean = mean;
+            self.surface_drift = (0..self.verts.len()).map(|v| self.vertex_drift(v)).fold(0.0, f64::max);
             None
         } else {
             self.fill_boxes();
@@ -640,6 +734,12 @@ impl Containment {
     /// Also returns the faces tested for their closest point and the hierarchy's
     /// nodes visited.
     fn violation(&self, state: &State, k: usize, near: bool) -> (f64, Closest, u64, u64) {
+        let (c, best, tests, visits, _) = self.violation_counted(state, k, near);
+        (c, best, tests, visits)
+    }
+
+    /// [`Containment::violation`], also returning the list entries visited.
+    fn violation_counted(&self, state: &State, k: usize, near: bool) -> (f64, Closest, u64, u64, u64) {
         let (inner, partner, m) = self.pairs[k];
         let p = state.x.get(inner as usize);
         let range = self.fan_start[partner as usize] as usize..self.fan_start[partner as usize + 1] as usize;
@@ -694,9 +794,22 @@ impl Containment {
         for &f in &self.fan[range.clone()] {
             consider(f as usize, &mut bound);
         }
+        let mut entries = 0u64;
         if near && self.lists_live {
-            let list = &self.list[self.list_start[k] as usize..self.list_start[k + 1] as usize];
-            for &f in list {
+            let range = self.list_start[k] as usize..self.list_start[k + 1] as usize;
+            // Distances change by at most the particle's and the face's motion
+            // apart from any common translation (a point's distance to a triangle
+            // is 1-Lipschitz in the point and in each corner), so an entry whose
+            // floor less that motion exceeds the best distance so far cannot hold
+            // the closest point, nor can any entry after it (sorted by floor).
+            let own = (p - self.list_anchor[k] - self.drift_mean).length();
+            let motion = (own + self.surface_drift) * (1.0 + 1e-9);
+            for (&f, &floor) in self.list[range.clone()].iter().zip(&self.list_reach[range]) {
+                let reach = floor - motion;
+                if reach > 0.0 && reach * reach > bound * (1.0 + 1e-9) {
+                    break;
+                }
+                entries += 1;
                 let (lo, hi) = self.boxes[f as usize];
                 if p.cmpge(lo).all() && p.cmple(hi).all() {
                     consider(f as usize, &mut bound);
@@ -711,7 +824,7 @@ impl Containment {
         if best.at_vertex {
             best.normal = self.compute_vertex_normal(best.verts[0]);
         }
-        ((p - best.point).dot(best.normal) + m, best, tests, visits)
+        ((p - best.point).dot(best.normal) + m, best, tests, visits, entries)
     }
 
     /// Largest violation C over all pairs at `state`, m (≤ 0 when every inner
@@ -843,13 +956,14 @@ impl Constraint for Containment {
 
     fn project(&mut self, ctx: &ConstraintContext<'_>, state: &mut State) {
         let w = &ctx.particles.inv_mass;
-        let (mut corrections, mut worst, mut tests, mut visits) = (0, f64::NEG_INFINITY, 0, 0);
+        let (mut corrections, mut worst, mut tests, mut visits, mut entries) = (0, f64::NEG_INFINITY, 0, 0, 0);
         let built = self.tree_builds;
         let list_visits = self.prepare(state);
         self.hint.resize(self.pairs.len(), u32::MAX);
         for k in 0..self.pairs.len() {
-            let (c, feat, t, n) = self.violation(state, k, true);
+            let (c, feat, t, n, e) = self.violation_counted(state, k, true);
             self.hint[k] = feat.face;
+            entries += e;
             tests += t;
             visits += n;
             worst = worst.max(c);
@@ -874,6 +988,9 @@ impl Constraint for Containment {
                     // Keep the surface's own copy current, and its faces' planes.
                     let v = feat.verts[s] as usize;
                     self.at[v] = state.x.get(globals[s]);
+                    if self.lists_live {
+                        self.surface_drift = self.surface_drift.max(self.vertex_drift(v));
+                    }
                     for k in self.fan_start[v] as usize..self.fan_start[v + 1] as usize {
                         let f = self.fan[k] as usize;
                         self.cross[f] = self.plane(f);
@@ -895,6 +1012,7 @@ impl Constraint for Containment {
         self.corrections = corrections;
         self.worst = worst;
         self.face_tests = tests;
+        self.list_visits = entries;
         // The search's cost right after a build is the yardstick for the refitted
         // tree: past VISIT_LIMIT × that many node visits the next list making
         // builds anew. (The searches of a projection go through the lists, which
@@ -916,6 +1034,7 @@ impl Constraint for Containment {
             ("tree_nodes", self.tree.len() as f64),
             ("tree_builds", self.tree_builds as f64),
             ("list_builds", self.list_builds as f64),
+            ("list_visits", self.list_visits as f64),
         ]
     }
 }
@@ -1020,10 +1139,18 @@ mod tests {
             c.prepare(&state);
             let expected = if round == 0 || round == 5 { made + 1 } else { made };
             assert_eq!(c.list_builds, expected, "round {round}: lists made anew only when they no longer hold");
+            let mut entries = 0;
             for k in 0..c.pairs.len() {
-                let v = c.violation(&state, k, true).0;
+                let (v, _, _, _, e) = c.violation_counted(&state, k, true);
+                entries += e;
                 assert_eq!(v.to_bits(), brute_force(&c, &state, k).to_bits(), "lists, round {round}, pair {k}");
             }
+            // The searches stop early in the lists sorted by distance bounds.
+            assert!(
+                entries < c.list.len() as u64 * 3 / 4,
+                "round {round}: {entries} of {} list entries visited",
+                c.list.len()
+            );
             // Rounds 1–3: moves well inside the slack; 4: the whole body carried
             // away; 5: a move past the slack.
             let (step, shift) = match round {
