@@ -52,6 +52,86 @@ fn pin_current_thread(cpu: usize) {
 #[cfg(not(target_os = "linux"))]
 fn pin_current_thread(_cpu: usize) {}
 
+/// Runs `f` on the current thread while the pool's other threads wait for its
+/// parallel passes spinning instead of sleeping.
+///
+/// A step is a chain of short parallel passes with serial work between them. An
+/// idle rayon worker yields to the OS for a few dozen rounds and then sleeps, so
+/// any serial stretch longer than some tens of microseconds puts the second core
+/// to sleep, and the next pass waits for it to be woken (a futex wake-up, tens of
+/// microseconds on a virtual machine). Here every other worker runs a helper that
+/// takes pending pool work as soon as it appears (`rayon::yield_now`) until `f`
+/// returns. The helpers use their cores fully for that time, so this is for
+/// callers that asked for those threads (a pool of more than one thread). Results
+/// do not depend on it: the passes are the same, only who runs them and when.
+pub fn with_hot_helpers<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let threads = rayon::current_num_threads();
+    let me = rayon::current_thread_index();
+    if threads < 2 || me.is_none() || HOT.with(std::cell::Cell::get) {
+        // One thread, not on a pool thread, or helpers already waiting (a run's
+        // steps): nothing to add.
+        return f();
+    }
+    let done = AtomicBool::new(false);
+    rayon::scope(|s| {
+        // The helpers are queued before any of `f`'s work, and other threads take
+        // the oldest queued job first, so a thread that takes a helper is not in
+        // the middle of `f`'s work.
+        for _ in 1..threads {
+            s.spawn(|_| {
+                // Never on the thread running `f` (it would spin until `f`, which it
+                // interrupted, returns): a helper it picks up while waiting ends at once.
+                if rayon::current_thread_index() == me {
+                    return;
+                }
+                let mut idle = 0u32;
+                while !done.load(Ordering::Acquire) {
+                    if rayon::yield_now() == Some(rayon::Yield::Executed) {
+                        idle = 0;
+                    } else if idle < HOT_SPINS {
+                        idle += 1;
+                        std::hint::spin_loop();
+                    } else {
+                        // A long serial stretch: let the OS run something else
+                        // (a shared machine), still without going to sleep.
+                        std::thread::yield_now();
+                    }
+                }
+            });
+        }
+        let _hot = HotGuard::set();
+        let out = f();
+        done.store(true, Ordering::Release);
+        out
+    })
+}
+
+/// Idle rounds a helper of [`with_hot_helpers`] spins before it starts yielding
+/// its core to the OS between looks for work.
+const HOT_SPINS: u32 = 256;
+
+thread_local! {
+    /// Whether this thread runs the `f` of a [`with_hot_helpers`].
+    static HOT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Marks the current thread as running under helpers until dropped.
+struct HotGuard;
+
+impl HotGuard {
+    fn set() -> Self {
+        HOT.with(|h| h.set(true));
+        HotGuard
+    }
+}
+
+impl Drop for HotGuard {
+    fn drop(&mut self) {
+        HOT.with(|h| h.set(false));
+    }
+}
+
 /// Fewest particles per parallel block; smaller systems run on one thread.
 pub const MIN_BLOCK: usize = 1024;
 
@@ -236,4 +316,36 @@ pub fn par_rows(v: &mut Vec3s, size: usize) -> impl IndexedParallelIterator<Item
         .zip(z.par_chunks_mut(size))
         .enumerate()
         .map(move |(d, ((x, y), z))| RowsMut { first: d * size, x, y, z })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hot_helpers_run_the_work_and_end_with_it() {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+        let expected: u64 = (0..100_000u64).map(|i| i * i % 7).sum();
+        pool.install(|| {
+            for round in 0..200 {
+                // Parallel passes with serial work between them, and a nested call
+                // (a run's steps) that must not queue helpers of its own.
+                let total = with_hot_helpers(|| {
+                    let first: u64 = (0..50_000u64).into_par_iter().map(|i| i * i % 7).sum();
+                    let serial: u64 = (50_000..60_000u64).map(|i| i * i % 7).sum();
+                    let rest = with_hot_helpers(|| {
+                        assert!(HOT.with(std::cell::Cell::get), "the caller is marked");
+                        (60_000..100_000u64).into_par_iter().map(|i| i * i % 7).sum::<u64>()
+                    });
+                    first + serial + rest
+                });
+                assert_eq!(total, expected, "round {round}");
+                assert!(!HOT.with(std::cell::Cell::get), "the mark is cleared");
+            }
+        });
+        // Outside any pool, and on one thread: just the call.
+        assert_eq!(with_hot_helpers(|| 7), 7);
+        let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+        assert_eq!(one.install(|| with_hot_helpers(|| 8)), 8);
+    }
 }

@@ -393,10 +393,13 @@ impl World {
     /// Euler with self-collision 1.30–1.32 ×.
     fn in_pool<R: Send>(&mut self, f: impl FnOnce(&mut Self) -> R + Send) -> R {
         let n = self.state.len();
-        if rayon::current_thread_index().is_none() && rayon::current_num_threads() > 1 && crate::par::block_len(n) < n {
-            rayon::scope(|_| f(self))
-        } else {
+        let parallel = rayon::current_num_threads() > 1 && crate::par::block_len(n) < n;
+        if !parallel {
             f(self)
+        } else if rayon::current_thread_index().is_none() {
+            rayon::scope(|_| crate::par::with_hot_helpers(|| f(self)))
+        } else {
+            crate::par::with_hot_helpers(|| f(self))
         }
     }
 
