@@ -335,12 +335,16 @@ fn crumple_is_bit_identical_for_one_and_two_threads() {
         let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
         pool.install(|| {
             let mut w = wobble::build::crumple::crumple_world(24, IntegratorKind::SymplecticEuler, 5e-4, true).unwrap();
-            let mut hits = 0;
+            let (mut hits, mut most_close) = (0, 0);
             for _ in 0..300 {
                 w.step().unwrap();
                 hits += w.last_contact().ccd_hits + w.last_contact().proximity;
+                most_close = most_close.max(w.last_contact().proximity);
             }
             assert!(w.last_contact().pairs > 2 * 512, "too few pairs to exercise the parallel passes");
+            // Enough close pairs for the proximity response to split its islands
+            // between the two threads (at 64).
+            assert!(most_close >= 64, "too few close pairs to split the response: {most_close}");
             (w.state.x.to_vecs(), w.state.v.to_vecs(), hits)
         })
     };

@@ -258,6 +258,10 @@ pub struct Contacts {
     island_of: Vec<u32>,
     island_start: Vec<u32>,
     island_sorted: Vec<u32>,
+    /// Scratch of the second half of the islands when two threads respond: its
+    /// particles (global indices, sorted), its pairs in local indices, and the
+    /// particles' positions, velocities and inverse masses.
+    split: SplitScratch,
     /// Pairs of the last full build; later ones come from incremental updates.
     base_len: usize,
     /// Extra growth of the boxes `pairs` was built with, m.
@@ -338,6 +342,7 @@ impl Contacts {
             island_of: Vec::new(),
             island_start: Vec::new(),
             island_sorted: Vec::new(),
+            split: SplitScratch::default(),
             base_len: 0,
             margin: 0.0,
             rebuilds: 0,
@@ -1123,39 +1128,44 @@ impl Contacts {
         self.held_keys = held;
         let settings = self.settings;
         let islands = self.islands(particles, state.len());
-        if islands < 2 || rayon::current_num_threads() == 1 {
-            respond_close(&self.pairs, &self.close, &mut state.x, &mut state.v, &particles.inv_mass, settings);
+        // Island after island: an island whose pass changed nothing is done (its
+        // next passes would change nothing either), so this does the operations of
+        // the passes over all pairs without their idle rounds. On two threads or
+        // more the islands are cut in two halves of about equal pair counts; the
+        // second half works on copies of its particles (islands share no movable
+        // particle, so the copies see exactly what the passes over all pairs would),
+        // side by side with the first, and its particles are copied back.
+        let (pairs, close, starts) = (&self.pairs, &self.close, &self.island_start);
+        let serial = |islands: std::ops::Range<usize>, x: &mut Vec3s, v: &mut Vec3s, inv: &[f64], pairs: &[Pair]| {
+            for i in islands {
+                let mine = &close[starts[i] as usize..starts[i + 1] as usize];
+                respond_close(pairs, mine, x, v, inv, settings);
+            }
+        };
+        if islands < 2 || close.len() < SPLIT_MIN_PAIRS || rayon::current_num_threads() == 1 {
+            serial(0..islands, &mut state.x, &mut state.v, &particles.inv_mass, pairs);
         } else {
-            // Islands share no movable particle, so each runs its Gauss–Seidel
-            // passes on copies of its particles, in parallel, with exactly the
-            // operations (and so the results) of the passes over all pairs.
-            use rayon::prelude::*;
-            let (pairs, close, starts) = (&self.pairs, &self.close, &self.island_start);
-            let (x, v) = (&state.x, &state.v);
-            let outs: Vec<Vec<(u32, DVec3, DVec3)>> = (0..islands)
-                .into_par_iter()
-                .map(|i| {
-                    let mine = &close[starts[i] as usize..starts[i + 1] as usize];
-                    let mut ids: Vec<u32> = mine.iter().flat_map(|&k| pairs[k as usize].p).collect();
-                    ids.sort_unstable();
-                    ids.dedup();
-                    let local = |g: u32| ids.binary_search(&g).expect("island particle") as u32;
-                    let local_pairs: Vec<Pair> =
-                        mine.iter().map(|&k| Pair { p: pairs[k as usize].p.map(local), ..pairs[k as usize] }).collect();
-                    let all: Vec<u32> = (0..local_pairs.len() as u32).collect();
-                    let (mut xl, mut vl) = (Vec3s::zeros(ids.len()), Vec3s::zeros(ids.len()));
-                    let inv: Vec<f64> = ids.iter().map(|&g| particles.inv_mass[g as usize]).collect();
-                    for (l, &g) in ids.iter().enumerate() {
-                        xl.set(l, x.get(g as usize));
-                        vl.set(l, v.get(g as usize));
+            // The first island whose start passes half the pairs begins the second half.
+            let half = (close.len() / 2) as u32;
+            let cut = starts[1..islands].iter().position(|&s| s >= half).map_or(islands - 1, |i| i + 1);
+            let split = &mut self.split;
+            split.fill(pairs, &close[starts[cut] as usize..], &state.x, &state.v, &particles.inv_mass);
+            let SplitScratch { ids, local, x: xl, v: vl, inv, all } = split;
+            // The second half's pairs are `local`, in the order of `close`.
+            let offset = starts[cut] as usize;
+            let (x, v) = (&mut state.x, &mut state.v);
+            rayon::join(
+                || serial(0..cut, x, v, &particles.inv_mass, pairs),
+                || {
+                    for i in cut..islands {
+                        let mine = &all[starts[i] as usize - offset..starts[i + 1] as usize - offset];
+                        respond_close(local, mine, xl, vl, inv, settings);
                     }
-                    respond_close(&local_pairs, &all, &mut xl, &mut vl, &inv, settings);
-                    ids.iter().enumerate().map(|(l, &g)| (g, xl.get(l), vl.get(l))).collect()
-                })
-                .collect();
-            for (g, xg, vg) in outs.into_iter().flatten() {
-                state.x.set(g as usize, xg);
-                state.v.set(g as usize, vg);
+                },
+            );
+            for (l, &g) in ids.iter().enumerate() {
+                state.x.set(g as usize, xl.get(l));
+                state.v.set(g as usize, vl.get(l));
             }
         }
         for &(k, distance) in &shrunk {
@@ -1701,6 +1711,48 @@ fn respond_close(pairs: &[Pair], close: &[u32], x: &mut Vec3s, v: &mut Vec3s, in
         }
         if !changed {
             break;
+        }
+    }
+}
+
+/// Fewest close pairs for which the proximity response is split between two
+/// threads: below it the copies and the hand-over cost more than the half saved.
+const SPLIT_MIN_PAIRS: usize = 64;
+
+/// Scratch of the half of the proximity response that works on copies (see
+/// `Contacts::proximity`).
+#[derive(Clone, Debug, Default)]
+struct SplitScratch {
+    ids: Vec<u32>,
+    local: Vec<Pair>,
+    x: Vec3s,
+    v: Vec3s,
+    inv: Vec<f64>,
+    /// 0, 1, 2, …: the local pairs' indices.
+    all: Vec<u32>,
+}
+
+impl SplitScratch {
+    /// Copies the particles of `close` (indices into `pairs`) and their pairs,
+    /// renumbered to the copies.
+    fn fill(&mut self, pairs: &[Pair], close: &[u32], x: &Vec3s, v: &Vec3s, inv_mass: &[f64]) {
+        self.ids.clear();
+        self.ids.extend(close.iter().flat_map(|&k| pairs[k as usize].p));
+        self.ids.sort_unstable();
+        self.ids.dedup();
+        let ids = &self.ids;
+        let local = |g: u32| ids.binary_search(&g).expect("a particle of the half") as u32;
+        self.local.clear();
+        self.local.extend(close.iter().map(|&k| Pair { p: pairs[k as usize].p.map(local), ..pairs[k as usize] }));
+        self.all.clear();
+        self.all.extend(0..close.len() as u32);
+        self.x.resize(ids.len());
+        self.v.resize(ids.len());
+        self.inv.clear();
+        for (l, &g) in ids.iter().enumerate() {
+            self.x.set(l, x.get(g as usize));
+            self.v.set(l, v.get(g as usize));
+            self.inv.push(inv_mass[g as usize]);
         }
     }
 }
