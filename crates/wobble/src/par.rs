@@ -100,10 +100,10 @@ pub fn with_hot_helpers<R: Send>(f: impl FnOnce() -> R + Send) -> R {
                 }
             });
         }
-        let _hot = HotGuard::set();
-        let out = f();
-        done.store(true, Ordering::Release);
-        out
+        // The guard releases the helpers when `f` returns or unwinds (a panic in a
+        // step must reach the caller, not leave the scope waiting on them).
+        let _hot = HotGuard::set(&done);
+        f()
     })
 }
 
@@ -116,19 +116,21 @@ thread_local! {
     static HOT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
-/// Marks the current thread as running under helpers until dropped.
-struct HotGuard;
+/// Marks the current thread as running under helpers until dropped, and then
+/// tells the helpers to end.
+struct HotGuard<'a>(&'a std::sync::atomic::AtomicBool);
 
-impl HotGuard {
-    fn set() -> Self {
+impl<'a> HotGuard<'a> {
+    fn set(done: &'a std::sync::atomic::AtomicBool) -> Self {
         HOT.with(|h| h.set(true));
-        HotGuard
+        HotGuard(done)
     }
 }
 
-impl Drop for HotGuard {
+impl Drop for HotGuard<'_> {
     fn drop(&mut self) {
         HOT.with(|h| h.set(false));
+        self.0.store(true, std::sync::atomic::Ordering::Release);
     }
 }
 
@@ -343,6 +345,13 @@ mod tests {
                 assert!(!HOT.with(std::cell::Cell::get), "the mark is cleared");
             }
         });
+        // A panic in `f` reaches the caller (the helpers are released, the mark
+        // cleared) instead of leaving the scope waiting for them.
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            pool.install(|| with_hot_helpers(|| -> u64 { panic!("a step fails") }))
+        }));
+        assert!(caught.is_err(), "the panic reached the caller");
+        pool.install(|| assert!(!HOT.with(std::cell::Cell::get), "the mark is cleared after a panic"));
         // Outside any pool, and on one thread: just the call.
         assert_eq!(with_hot_helpers(|| 7), 7);
         let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();

@@ -384,8 +384,9 @@ impl World {
     /// a pool thread; otherwise right here. While `f` runs, the pool's other
     /// threads wait for its passes spinning ([`crate::par::with_hot_helpers`]):
     /// between two passes an idle worker would otherwise go to sleep and have to
-    /// be woken for the next (contact bench, two threads against one, 2026-11-28:
-    /// symplectic Euler 1.49 → 1.60–1.64 ×, implicit Euler 1.46 → 1.69 ×).
+    /// be woken for the next (contact bench, two threads against one, 2026-11-28,
+    /// calm minutes: symplectic Euler 1.49 → 1.53–1.64 ×, implicit Euler 1.46 →
+    /// 1.62–1.74 ×; see docs/performance.md).
     ///
     /// Every parallel pass of a step (a few per stage, two per conjugate-gradient
     /// iteration) called from outside the pool hands its work to the pool and puts
