@@ -192,10 +192,11 @@ pub struct Containment {
     list_start: Vec<u32>,
     list: Vec<u32>,
     /// Per list entry, a lower bound on the distance from the pair's inner
-    /// particle to the face when the lists were made (less a rounding
-    /// allowance), m; each pair's entries are sorted by it, so a search can stop
-    /// at the first entry that even the largest motion since then cannot bring
-    /// within its best distance (see [`Containment::violation`]).
+    /// particle to the face when the lists were made: the lower edge of the
+    /// bucket its floor ([`Containment::distance_floor`]) fell in, m. Each pair's
+    /// entries are in order of it, so a search can stop at the first entry that
+    /// even the largest motion since then cannot bring within its best distance
+    /// (see [`Containment::violation`]).
     list_reach: Vec<f64>,
     /// Scratch for sorting one pair's entries.
     list_sort: Vec<(u32, u32)>,
