@@ -711,13 +711,14 @@ impl Containment {
             return None;
         }
         let visits = if let Some(mean) = self.lists_hold(state) {
-            // Kept lists that hold faces need their boxes; empty ones (a round
-            // body: only the partners' fans) do not.
+            // Kept lists that hold faces need their boxes and the surface's motion
+            // since they were made; empty ones (a round body: only the partners'
+            // fans) need neither.
+            self.drift_mean = mean;
             if !self.list.is_empty() {
                 self.fill_boxes();
+                self.surface_drift = (0..self.verts.len()).map(|v| self.vertex_drift(v)).fold(0.0, f64::max);
             }
-            self.drift_mean = mean;
-            self.surface_drift = (0..self.verts.len()).map(|v| self.vertex_drift(v)).fold(0.0, f64::max);
             None
         } else {
             self.fill_boxes();
@@ -989,7 +990,7 @@ impl Constraint for Containment {
                     // Keep the surface's own copy current, and its faces' planes.
                     let v = feat.verts[s] as usize;
                     self.at[v] = state.x.get(globals[s]);
-                    if self.lists_live {
+                    if self.lists_live && !self.list.is_empty() {
                         self.surface_drift = self.surface_drift.max(self.vertex_drift(v));
                     }
                     for k in self.fan_start[v] as usize..self.fan_start[v + 1] as usize {
