@@ -12,13 +12,19 @@
 //! faces whose boxes, grown by a slack, held the particle when the lists were made
 //! (through a bounding-volume hierarchy on large bodies, by testing every box on
 //! small ones); the lists serve every projection until some particle has moved,
-//! apart from the body's mean motion, by half the slack. Each list is ordered by a
-//! lower bound on its faces' distances to the particle when it was made (in
-//! buckets an eighth of the slack wide), and a search stops at the first face that
-//! cannot have come nearer than the best one found, since a point's distance to a
-//! triangle changes by no more than the motion of the point and of the corners
-//! apart from a common translation: after a collapse a search reads a third of
-//! its list. Let c be the candidate point closest to x_i, lying on a
+//! apart from the body's mean motion, by half the slack. A few such particles do
+//! not remake them: up to [`MAX_LOOSE_FACES`] faces with a corner past that
+//! limit are *loose* and tested by every search besides its list, and up to
+//! [`MAX_LOOSE_PAIRS`] inner particles past it search every face box instead of
+//! their lists (a crumpled body at rest, where one jittering skin vertex remade
+//! all lists every dozen steps, keeps them for hundreds). Each list is ordered
+//! by a lower bound on its faces' distances to the particle when it was made (in
+//! buckets an eighth of the slack wide: the distance itself for the nearer
+//! entries, else the larger of the plane and box distances), and a search stops
+//! at the first face that cannot have come nearer than the best one found, since
+//! a point's distance to a triangle changes by no more than the motion of the
+//! point and of the corners apart from a common translation: after a collapse a
+//! search reads a quarter of its list. Let c be the candidate point closest to x_i, lying on a
 //! feature — a face interior, an edge or a vertex — with barycentric weights b_k on
 //! that feature's vertices, and let n be the feature's outward unit pseudo-normal:
 //! the face normal; on an edge the normalised sum of its two faces' normals; at a
@@ -83,12 +89,29 @@ const VISIT_LIMIT: f64 = 1.2;
 /// [`Containment::lists_hold`]).
 const LIST_SLACK: f64 = 1.0;
 
+/// Up to this many faces whose corners have moved past half the slack may be
+/// *loose* (tested by every search besides its list) before the lists are made
+/// anew: in a crumpled body at rest one jittering skin vertex would otherwise
+/// remake all of them every few steps.
+const MAX_LOOSE_FACES: usize = 48;
+/// Up to this many inner particles that have moved past half the slack may be
+/// loose (searched over every face box) before the lists are made anew.
+const MAX_LOOSE_PAIRS: usize = 8;
+
 /// A candidate list's entries are grouped by a lower bound on their distance to
 /// the particle in buckets this wide, in units of the lists' slack (see
 /// [`Containment::violation`]) ...
 const FLOOR_BUCKET_WIDTH: f64 = 0.125;
 /// ... and this many buckets (the last holds every entry beyond).
 const FLOOR_BUCKETS: usize = 64;
+/// Entries whose plane-and-box bound is below this many slacks get the face's
+/// distance itself as their bound (a crumpled skin's faces are tilted every
+/// way, so many faces' planes pass near a particle whose faces lie farther).
+const EXACT_FLOOR_REACH: f64 = 2.5;
+/// A triangle is a sliver, whose closest point is not taken for a bound, when
+/// |(b − a) × (c − a)|² is below this times the fourth power of its longest
+/// edge (the sine of its smallest angle below about 1e-4).
+const SLIVER: f64 = 1e-8;
 
 /// A node of the bounding-volume hierarchy over face boxes: its box, and either
 /// two children (`left`, `left + 1`… stored as indices) or a range of leaf faces
@@ -208,6 +231,22 @@ pub struct Containment {
     surface_drift: f64,
     /// List entries visited by the searches of the last projection.
     pub list_visits: u64,
+    /// Loose faces: those with a corner that has moved, apart from the mean
+    /// motion, by more than half the slack along an axis since the lists were
+    /// made (sorted). The lists may lack them, so every search tests them besides
+    /// its list; the distance bounds of the lists' entries leave them out.
+    loose: Vec<u32>,
+    /// Scratch: whether each surface vertex is a corner past the limit (set for
+    /// the vertices behind `loose`, cleared at the next projection).
+    loose_vertex: Vec<bool>,
+    /// Scratch: the surface vertices marked in `loose_vertex`.
+    loose_vertices: Vec<u32>,
+    /// Whether each pair's inner particle has moved past the limit since the
+    /// lists were made: its list may lack faces, so its search tests every face's
+    /// box instead.
+    loose_pair: Vec<bool>,
+    /// Scratch: the pairs marked in `loose_pair`.
+    loose_pairs: Vec<u32>,
     /// Where the inner particles (by pair) and then the surface vertices were
     /// when the lists were made (empty: no lists).
     list_anchor: Vec<DVec3>,
@@ -317,6 +356,11 @@ impl Containment {
             drift_mean: DVec3::ZERO,
             surface_drift: 0.0,
             list_visits: 0,
+            loose: Vec::new(),
+            loose_vertex: Vec::new(),
+            loose_vertices: Vec::new(),
+            loose_pair: Vec::new(),
+            loose_pairs: Vec::new(),
             list_anchor: Vec::new(),
             slack: LIST_SLACK * max_margin,
             lists_live: false,
@@ -587,31 +631,87 @@ impl Containment {
         index
     }
 
-    /// Whether the candidate lists still hold at `state`: every inner particle and
-    /// surface vertex has moved since they were made, apart from the mean motion
-    /// of them all, by at most a little under half the slack along every axis.
+    /// Whether the candidate lists still hold at `state`, and the loose faces and
+    /// the surface's motion if they do: every inner particle has moved since they
+    /// were made, apart from the mean motion T of the particles and surface
+    /// vertices together, by at most a little under half the slack along every
+    /// axis, and no more than [`MAX_LOOSE_FACES`] faces have a corner that moved
+    /// more.
     ///
-    /// Then every face box the particle lies in now was within the slack of it
-    /// when the lists were made: a face's box moves with its vertices (a box is
-    /// their bounds grown by the margin), so with T the mean motion, each vertex
-    /// within δ of its anchor plus T and the particle too, the particle's anchor
-    /// lies in the anchor box grown by 2δ ≤ slack. A body falling or swinging as a
-    /// whole keeps its lists.
-    /// Returns that mean motion T when the lists hold.
-    fn lists_hold(&self, state: &State) -> Option<DVec3> {
+    /// Then every face box the particle lies in now, but for the loose faces',
+    /// was within the slack of it when the lists were made: a face's box moves
+    /// with its vertices (a box is their bounds grown by the margin), so with each
+    /// vertex within δ of its anchor plus T and the particle too, the particle's
+    /// anchor lies in the anchor box grown by 2δ ≤ slack. A body falling or
+    /// swinging as a whole keeps its lists, and so does a crumpled one at rest
+    /// whose skin jitters in a few places. Fills `loose` (and marks the loose
+    /// faces' corners) and sets `drift_mean` to T and `surface_drift` to the
+    /// largest distance any other surface vertex has moved apart from T; returns
+    /// false, with those left unset, when the lists no longer hold.
+    fn lists_hold(&mut self, state: &State) -> bool {
+        self.clear_loose();
         let n = self.pairs.len();
         if self.list_anchor.len() != n + self.verts.len() {
-            return None;
+            return false;
         }
-        let at = |j: usize| {
-            if j < n { state.x.get(self.pairs[j].0 as usize) } else { self.pos((j - n) as u32) }
-        };
         let count = self.list_anchor.len() as f64;
-        let mean = (0..self.list_anchor.len()).map(|j| at(j) - self.list_anchor[j]).sum::<DVec3>() / count;
+        let inner = |j: usize| state.x.get(self.pairs[j].0 as usize) - self.list_anchor[j];
+        let surface = |v: usize| self.at[v] - self.list_anchor[n + v];
+        let mean = ((0..n).map(inner).sum::<DVec3>() + (0..self.verts.len()).map(surface).sum::<DVec3>()) / count;
         let limit = 0.5 * self.slack * (1.0 - 1e-6);
-        let hold = mean.is_finite()
-            && (0..self.list_anchor.len()).all(|j| (at(j) - self.list_anchor[j] - mean).abs().max_element() <= limit);
-        hold.then_some(mean)
+        if !mean.is_finite() {
+            return false;
+        }
+        for j in 0..n {
+            if (inner(j) - mean).abs().max_element() > limit {
+                if self.loose_pairs.len() == MAX_LOOSE_PAIRS {
+                    self.clear_loose();
+                    return false;
+                }
+                self.loose_pair[j] = true;
+                self.loose_pairs.push(j as u32);
+            }
+        }
+        let mut drift2 = 0.0f64;
+        for v in 0..self.verts.len() {
+            let d = surface(v) - mean;
+            if d.abs().max_element() <= limit {
+                drift2 = drift2.max(d.length_squared());
+            } else {
+                self.loose_vertex[v] = true;
+                self.loose_vertices.push(v as u32);
+                let fan = self.fan_start[v] as usize..self.fan_start[v + 1] as usize;
+                self.loose.extend_from_slice(&self.fan[fan]);
+                if self.loose.len() > 3 * MAX_LOOSE_FACES {
+                    self.clear_loose();
+                    return false;
+                }
+            }
+        }
+        self.loose.sort_unstable();
+        self.loose.dedup();
+        if self.loose.len() > MAX_LOOSE_FACES {
+            self.clear_loose();
+            return false;
+        }
+        self.drift_mean = mean;
+        self.surface_drift = drift2.sqrt();
+        true
+    }
+
+    /// Empties `loose` and unmarks its corners.
+    fn clear_loose(&mut self) {
+        for &v in &self.loose_vertices {
+            self.loose_vertex[v as usize] = false;
+        }
+        self.loose_vertices.clear();
+        self.loose.clear();
+        self.loose_vertex.resize(self.verts.len(), false);
+        for &k in &self.loose_pairs {
+            self.loose_pair[k as usize] = false;
+        }
+        self.loose_pairs.clear();
+        self.loose_pair.resize(self.pairs.len(), false);
     }
 
     /// How far surface vertex `v` has moved apart from the mean motion since the
@@ -627,6 +727,7 @@ impl Containment {
         let mut visits = 0;
         let width = self.slack * FLOOR_BUCKET_WIDTH;
         let per_width = 1.0 / width;
+        let exact_below = EXACT_FLOOR_REACH * self.slack;
         self.list.clear();
         self.list_reach.clear();
         self.list_start.clear();
@@ -644,7 +745,7 @@ impl Containment {
             self.list_sort.clear();
             let mut count = [0u32; FLOOR_BUCKETS + 1];
             for &f in &self.list[first..] {
-                let floor = self.distance_floor(f as usize, p);
+                let floor = self.distance_floor(f as usize, p, exact_below);
                 // (`as` saturates: a negative or NaN floor goes to bucket 0.)
                 let bucket = ((floor * per_width) as usize).min(FLOOR_BUCKETS - 1);
                 count[bucket + 1] += 1;
@@ -672,25 +773,35 @@ impl Containment {
             self.list_anchor.push(p);
         }
         self.list_builds += 1;
+        self.clear_loose();
         self.drift_mean = DVec3::ZERO;
         self.surface_drift = 0.0;
         visits
     }
 
     /// A lower bound on the distance from `p` to face `f` at the current
-    /// positions: the larger of the distances to the face's plane and to its
-    /// bounding box (both hold the face), less a rounding allowance, m.
-    fn distance_floor(&self, f: usize, p: DVec3) -> f64 {
+    /// positions, less a rounding allowance, m: the larger of the distances to
+    /// the face's plane and to its bounding box (both hold the face), and where
+    /// that is below `exact_below` the distance itself (a closest-point search;
+    /// on a triangle only when it is not a sliver, whose closest point rounding
+    /// could misplace).
+    fn distance_floor(&self, f: usize, p: DVec3, exact_below: f64) -> f64 {
         let [a, b, c] = self.corners(f);
         let gap = (a.min(b).min(c) - p).max(p - a.max(b).max(c)).max(DVec3::ZERO);
         let mut floor2 = gap.length_squared();
         let r = p - a;
+        let mut well_shaped = true;
         if !self.planar {
             let (normal, n2, _) = self.cross[f];
             if n2 > 0.0 {
                 let d = r.dot(normal);
                 floor2 = floor2.max(d * d / n2);
             }
+            let longest2 = (b - a).length_squared().max((c - b).length_squared()).max((a - c).length_squared());
+            well_shaped = n2 >= SLIVER * longest2 * longest2;
+        }
+        if well_shaped && floor2 < exact_below * exact_below {
+            floor2 = floor2.max(self.closest_on_face(f, p).dist2);
         }
         let floor = floor2.sqrt();
         floor * (1.0 - 1e-9) - 1e-12 * (2.0 * r.abs().max_element() + p.abs().max_element())
@@ -710,14 +821,11 @@ impl Containment {
             self.update_tree(finite);
             return None;
         }
-        let visits = if let Some(mean) = self.lists_hold(state) {
-            // Kept lists that hold faces need their boxes and the surface's motion
-            // since they were made; empty ones (a round body: only the partners'
-            // fans) need neither.
-            self.drift_mean = mean;
-            if !self.list.is_empty() {
+        let visits = if self.lists_hold(state) {
+            // Kept lists that hold faces, or loose faces, need the faces' boxes;
+            // empty ones (a round body: only the partners' fans) do not.
+            if !self.list.is_empty() || !self.loose.is_empty() || !self.loose_pairs.is_empty() {
                 self.fill_boxes();
-                self.surface_drift = (0..self.verts.len()).map(|v| self.vertex_drift(v)).fold(0.0, f64::max);
             }
             None
         } else {
@@ -797,7 +905,8 @@ impl Containment {
             consider(f as usize, &mut bound);
         }
         let mut entries = 0u64;
-        if near && self.lists_live {
+        if near && self.lists_live && !self.loose_pair[k] {
+            let fan = &self.fan[range.clone()];
             let range = self.list_start[k] as usize..self.list_start[k + 1] as usize;
             // Distances change by at most the particle's and the face's motion
             // apart from any common translation (a point's distance to a triangle
@@ -817,10 +926,20 @@ impl Containment {
                     consider(f as usize, &mut bound);
                 }
             }
+            // The loose faces, which the list may lack (one also in the list is
+            // tested twice, to the same result).
+            for &f in &self.loose {
+                let (lo, hi) = self.boxes[f as usize];
+                if p.cmpge(lo).all() && p.cmple(hi).all() && !fan.contains(&f) {
+                    consider(f as usize, &mut bound);
+                }
+            }
         } else if near {
+            // A loose particle with kept lists tests every box: the hierarchy was
+            // fitted to the boxes of the lists' making.
+            let tree: &[Node] = if self.lists_live { &[] } else { &self.tree };
             let fan = &self.fan[range.clone()];
-            visits +=
-                faces_near(&self.tree, &self.order, &self.boxes, p, 0.0, fan, |f| consider(f as usize, &mut bound));
+            visits += faces_near(tree, &self.order, &self.boxes, p, 0.0, fan, |f| consider(f as usize, &mut bound));
         }
         let mut best = best.expect("every surface vertex has a face");
         if best.at_vertex {
@@ -990,7 +1109,8 @@ impl Constraint for Containment {
                     // Keep the surface's own copy current, and its faces' planes.
                     let v = feat.verts[s] as usize;
                     self.at[v] = state.x.get(globals[s]);
-                    if self.lists_live && !self.list.is_empty() {
+                    // (A loose face's corner bounds no list entry's distance.)
+                    if self.lists_live && !self.list.is_empty() && !self.loose_vertex[v] {
                         self.surface_drift = self.surface_drift.max(self.vertex_drift(v));
                     }
                     for k in self.fan_start[v] as usize..self.fan_start[v + 1] as usize {
@@ -1163,6 +1283,51 @@ mod tests {
             for i in 0..state.len() {
                 let p = state.x.get(i);
                 state.x.set(i, p + shift + DVec3::new(next(), next(), next()) * step);
+            }
+        }
+        // Loose faces and particles: one inner particle carried next to a far
+        // surface vertex, or far surface vertices carried next to an inner
+        // particle, keep the lists (the particle's search, or the vertices'
+        // faces, are then tested in full: its list, or the lists, lack the faces
+        // now nearest); many vertices shoved past the slack make them anew.
+        // Answers identical to testing every face throughout.
+        let far_from = |state: &State, i: usize| {
+            (0..n).max_by(|&a, &b| {
+                state.x.get(a).distance(state.x.get(i)).total_cmp(&state.x.get(b).distance(state.x.get(i)))
+            })
+        };
+        for round in 0..3 {
+            // Lists made at this state (a cleared anchor forces it).
+            c.list_anchor.clear();
+            c.prepare(&state);
+            let made = c.list_builds;
+            let (inner, partner_side) = (c.pairs[5].0 as usize, 0.01 * DVec3::ONE);
+            let far = far_from(&state, inner).unwrap();
+            match round {
+                0 => state.x.set(inner, state.x.get(far) * 1.005),
+                1 => {
+                    for v in [far, (far + 1) % n] {
+                        state.x.set(v, state.x.get(inner) + partner_side);
+                    }
+                }
+                _ => {
+                    for v in 0..60 {
+                        state.x.set(v, state.x.get(v) + DVec3::new(1.5, -1.0, 0.5) * c.slack);
+                    }
+                }
+            }
+            c.prepare(&state);
+            let (faces, pairs) = (c.loose.len(), c.loose_pairs.len());
+            if round < 2 {
+                assert_eq!(c.list_builds, made, "loose round {round}: lists kept");
+                assert!(faces <= MAX_LOOSE_FACES && (faces > 0) == (round == 1), "loose round {round}: {faces} faces");
+                assert_eq!(pairs, usize::from(round == 0), "loose round {round}: {pairs} pairs");
+            } else {
+                assert_eq!(c.list_builds, made + 1, "many loose faces: lists made anew");
+            }
+            for k in 0..c.pairs.len() {
+                let v = c.violation(&state, k, true).0;
+                assert_eq!(v.to_bits(), brute_force(&c, &state, k).to_bits(), "loose round {round}, pair {k}");
             }
         }
         // Whole projections, corrections included (they move faces, whose planes
