@@ -13,8 +13,8 @@
 //! (through a bounding-volume hierarchy on large bodies, by testing every box on
 //! small ones); the lists serve every projection until some particle has moved,
 //! apart from the body's mean motion, by half the slack. A few such particles do
-//! not remake them: up to [`MAX_LOOSE_FACES`] faces with a corner past that
-//! limit are *loose* and tested by every search besides its list, and up to
+//! not remake them: up to [`MAX_LOOSE_VERTICES`] surface vertices past that
+//! limit are *loose*, their faces tested by every search besides its list, and up to
 //! [`MAX_LOOSE_PAIRS`] inner particles past it search every face box instead of
 //! their lists (a crumpled body at rest, where one jittering skin vertex remade
 //! all lists every dozen steps, keeps them for hundreds). Each list is ordered
@@ -89,11 +89,14 @@ const VISIT_LIMIT: f64 = 1.2;
 /// [`Containment::lists_hold`]).
 const LIST_SLACK: f64 = 1.0;
 
-/// Up to this many faces whose corners have moved past half the slack may be
-/// *loose* (tested by every search besides its list) before the lists are made
-/// anew: in a crumpled body at rest one jittering skin vertex would otherwise
-/// remake all of them every few steps.
-const MAX_LOOSE_FACES: usize = 48;
+/// Up to this many surface vertices that have moved past half the slack may be
+/// *loose* (their faces tested by every search whose particle lies in the union
+/// of their boxes, besides its list) before the lists are made anew: in a
+/// crumpled body at rest one jittering skin vertex would otherwise remake all of
+/// them every dozen steps. (Marking vertices loose from a quarter or a tenth of
+/// that motion, so that the others' smaller motion bounds the searches, cut the
+/// list entries read by a fifth but remade the lists twice as often: slower.)
+const MAX_LOOSE_VERTICES: usize = 16;
 /// Up to this many inner particles that have moved past half the slack may be
 /// loose (searched over every face box) before the lists are made anew.
 const MAX_LOOSE_PAIRS: usize = 8;
@@ -231,16 +234,15 @@ pub struct Containment {
     surface_drift: f64,
     /// List entries visited by the searches of the last projection.
     pub list_visits: u64,
-    /// Loose faces: those with a corner that has moved, apart from the mean
+    /// Whether each surface vertex is loose: it has moved, apart from the mean
     /// motion, by more than half the slack along an axis since the lists were
-    /// made (sorted). The lists may lack them, so every search tests them besides
-    /// its list; the distance bounds of the lists' entries leave them out.
-    loose: Vec<u32>,
-    /// Scratch: whether each surface vertex is a corner past the limit (set for
-    /// the vertices behind `loose`, cleared at the next projection).
+    /// made. The lists may lack its faces, so every search tests them besides its
+    /// list; the distance bounds of the lists' entries leave its motion out.
     loose_vertex: Vec<bool>,
-    /// Scratch: the surface vertices marked in `loose_vertex`.
+    /// The loose surface vertices (those marked in `loose_vertex`) ...
     loose_vertices: Vec<u32>,
+    /// ... and the union of their faces' boxes, each, at the projection's start.
+    loose_boxes: Vec<(DVec3, DVec3)>,
     /// Whether each pair's inner particle has moved past the limit since the
     /// lists were made: its list may lack faces, so its search tests every face's
     /// box instead.
@@ -356,7 +358,7 @@ impl Containment {
             drift_mean: DVec3::ZERO,
             surface_drift: 0.0,
             list_visits: 0,
-            loose: Vec::new(),
+            loose_boxes: Vec::new(),
             loose_vertex: Vec::new(),
             loose_vertices: Vec::new(),
             loose_pair: Vec::new(),
@@ -631,23 +633,24 @@ impl Containment {
         index
     }
 
-    /// Whether the candidate lists still hold at `state`, and the loose faces and
-    /// the surface's motion if they do: every inner particle has moved since they
-    /// were made, apart from the mean motion T of the particles and surface
-    /// vertices together, by at most a little under half the slack along every
-    /// axis, and no more than [`MAX_LOOSE_FACES`] faces have a corner that moved
-    /// more.
+    /// Whether the candidate lists still hold at `state`, and the loose points and
+    /// the surface's motion if they do: since the lists were made, no more than
+    /// [`MAX_LOOSE_PAIRS`] inner particles and [`MAX_LOOSE_VERTICES`] surface
+    /// vertices have moved, apart from the mean motion T of the particles and
+    /// surface vertices together, by more than a little under half the slack
+    /// along an axis.
     ///
-    /// Then every face box the particle lies in now, but for the loose faces',
+    /// Then every face box a particle that is not loose lies in now, but for the
+    /// loose vertices' faces,
     /// was within the slack of it when the lists were made: a face's box moves
     /// with its vertices (a box is their bounds grown by the margin), so with each
     /// vertex within δ of its anchor plus T and the particle too, the particle's
     /// anchor lies in the anchor box grown by 2δ ≤ slack. A body falling or
     /// swinging as a whole keeps its lists, and so does a crumpled one at rest
-    /// whose skin jitters in a few places. Fills `loose` (and marks the loose
-    /// faces' corners) and sets `drift_mean` to T and `surface_drift` to the
-    /// largest distance any other surface vertex has moved apart from T; returns
-    /// false, with those left unset, when the lists no longer hold.
+    /// whose skin jitters in a few places. Marks the loose points and sets
+    /// `drift_mean` to T and `surface_drift` to the largest distance any other
+    /// surface vertex has moved apart from T; returns false, with none marked,
+    /// when the lists no longer hold.
     fn lists_hold(&mut self, state: &State) -> bool {
         self.clear_loose();
         let n = self.pairs.len();
@@ -678,34 +681,26 @@ impl Containment {
             if d.abs().max_element() <= limit {
                 drift2 = drift2.max(d.length_squared());
             } else {
-                self.loose_vertex[v] = true;
-                self.loose_vertices.push(v as u32);
-                let fan = self.fan_start[v] as usize..self.fan_start[v + 1] as usize;
-                self.loose.extend_from_slice(&self.fan[fan]);
-                if self.loose.len() > 3 * MAX_LOOSE_FACES {
+                if self.loose_vertices.len() == MAX_LOOSE_VERTICES {
                     self.clear_loose();
                     return false;
                 }
+                self.loose_vertex[v] = true;
+                self.loose_vertices.push(v as u32);
             }
-        }
-        self.loose.sort_unstable();
-        self.loose.dedup();
-        if self.loose.len() > MAX_LOOSE_FACES {
-            self.clear_loose();
-            return false;
         }
         self.drift_mean = mean;
         self.surface_drift = drift2.sqrt();
         true
     }
 
-    /// Empties `loose` and unmarks its corners.
+    /// Unmarks every loose point.
     fn clear_loose(&mut self) {
         for &v in &self.loose_vertices {
             self.loose_vertex[v as usize] = false;
         }
         self.loose_vertices.clear();
-        self.loose.clear();
+        self.loose_boxes.clear();
         self.loose_vertex.resize(self.verts.len(), false);
         for &k in &self.loose_pairs {
             self.loose_pair[k as usize] = false;
@@ -822,10 +817,19 @@ impl Containment {
             return None;
         }
         let visits = if self.lists_hold(state) {
-            // Kept lists that hold faces, or loose faces, need the faces' boxes;
+            // Kept lists that hold faces, or loose points, need the faces' boxes;
             // empty ones (a round body: only the partners' fans) do not.
-            if !self.list.is_empty() || !self.loose.is_empty() || !self.loose_pairs.is_empty() {
+            if !self.list.is_empty() || !self.loose_vertices.is_empty() || !self.loose_pairs.is_empty() {
                 self.fill_boxes();
+            }
+            for i in 0..self.loose_vertices.len() {
+                let v = self.loose_vertices[i] as usize;
+                let fan = &self.fan[self.fan_start[v] as usize..self.fan_start[v + 1] as usize];
+                let union = fan.iter().fold((DVec3::INFINITY, DVec3::NEG_INFINITY), |(lo, hi), &f| {
+                    let (a, b) = self.boxes[f as usize];
+                    (lo.min(a), hi.max(b))
+                });
+                self.loose_boxes.push(union);
             }
             None
         } else {
@@ -926,12 +930,18 @@ impl Containment {
                     consider(f as usize, &mut bound);
                 }
             }
-            // The loose faces, which the list may lack (one also in the list is
-            // tested twice, to the same result).
-            for &f in &self.loose {
-                let (lo, hi) = self.boxes[f as usize];
-                if p.cmpge(lo).all() && p.cmple(hi).all() && !fan.contains(&f) {
-                    consider(f as usize, &mut bound);
+            // The loose vertices' faces, which the list may lack (one also in the
+            // list, or around two loose vertices, is tested again, to the same
+            // result).
+            for (&v, &(lo, hi)) in self.loose_vertices.iter().zip(&self.loose_boxes) {
+                if !(p.cmpge(lo).all() && p.cmple(hi).all()) {
+                    continue;
+                }
+                for &f in &self.fan[self.fan_start[v as usize] as usize..self.fan_start[v as usize + 1] as usize] {
+                    let (lo, hi) = self.boxes[f as usize];
+                    if p.cmpge(lo).all() && p.cmple(hi).all() && !fan.contains(&f) {
+                        consider(f as usize, &mut bound);
+                    }
                 }
             }
         } else if near {
@@ -1109,7 +1119,7 @@ impl Constraint for Containment {
                     // Keep the surface's own copy current, and its faces' planes.
                     let v = feat.verts[s] as usize;
                     self.at[v] = state.x.get(globals[s]);
-                    // (A loose face's corner bounds no list entry's distance.)
+                    // (A loose vertex bounds no list entry's distance.)
                     if self.lists_live && !self.list.is_empty() && !self.loose_vertex[v] {
                         self.surface_drift = self.surface_drift.max(self.vertex_drift(v));
                     }
@@ -1317,13 +1327,13 @@ mod tests {
                 }
             }
             c.prepare(&state);
-            let (faces, pairs) = (c.loose.len(), c.loose_pairs.len());
+            let (vertices, pairs) = (c.loose_vertices.len(), c.loose_pairs.len());
             if round < 2 {
                 assert_eq!(c.list_builds, made, "loose round {round}: lists kept");
-                assert!(faces <= MAX_LOOSE_FACES && (faces > 0) == (round == 1), "loose round {round}: {faces} faces");
-                assert_eq!(pairs, usize::from(round == 0), "loose round {round}: {pairs} pairs");
+                assert_eq!(vertices, if round == 1 { 2 } else { 0 }, "loose round {round}: vertices");
+                assert_eq!(pairs, usize::from(round == 0), "loose round {round}: pairs");
             } else {
-                assert_eq!(c.list_builds, made + 1, "many loose faces: lists made anew");
+                assert_eq!(c.list_builds, made + 1, "many loose vertices: lists made anew");
             }
             for k in 0..c.pairs.len() {
                 let v = c.violation(&state, k, true).0;
