@@ -874,7 +874,10 @@ impl Containment {
         // The hint face's closest point, kept for when the search reaches it.
         let hinted = hinted.map(|f| (f, self.closest_on_face(f as usize, p)));
         let mut bound = hinted.map_or(f64::INFINITY, |(_, c)| c.dist2);
-        let mut consider = |f: usize, bound: &mut f64| {
+        // `boxed`: the face is a candidate only if its box holds the particle,
+        // which is tested after the plane (in a crumpled body most listed faces'
+        // boxes hold the particle and most planes lie beyond the bound).
+        let mut consider = |f: usize, bound: &mut f64, boxed: bool| {
             // A face whose plane is farther than the bound cannot hold the closest
             // point: skip it without the closest-point search (in a collapsed body
             // many folded faces lie within the margin of a particle). The slack
@@ -893,6 +896,12 @@ impl Containment {
                     return;
                 }
             }
+            if boxed {
+                let (lo, hi) = self.boxes[f];
+                if !(p.cmpge(lo).all() && p.cmple(hi).all()) {
+                    return;
+                }
+            }
             tests += 1;
             let c = match hinted {
                 Some((h, c)) if h as usize == f => c,
@@ -906,7 +915,7 @@ impl Containment {
             }
         };
         for &f in &self.fan[range.clone()] {
-            consider(f as usize, &mut bound);
+            consider(f as usize, &mut bound, false);
         }
         let mut entries = 0u64;
         if near && self.lists_live && !self.loose_pair[k] {
@@ -925,10 +934,7 @@ impl Containment {
                     break;
                 }
                 entries += 1;
-                let (lo, hi) = self.boxes[f as usize];
-                if p.cmpge(lo).all() && p.cmple(hi).all() {
-                    consider(f as usize, &mut bound);
-                }
+                consider(f as usize, &mut bound, true);
             }
             // The loose vertices' faces, which the list may lack (one also in the
             // list, or around two loose vertices, is tested again, to the same
@@ -938,9 +944,8 @@ impl Containment {
                     continue;
                 }
                 for &f in &self.fan[self.fan_start[v as usize] as usize..self.fan_start[v as usize + 1] as usize] {
-                    let (lo, hi) = self.boxes[f as usize];
-                    if p.cmpge(lo).all() && p.cmple(hi).all() && !fan.contains(&f) {
-                        consider(f as usize, &mut bound);
+                    if !fan.contains(&f) {
+                        consider(f as usize, &mut bound, true);
                     }
                 }
             }
@@ -949,7 +954,9 @@ impl Containment {
             // fitted to the boxes of the lists' making.
             let tree: &[Node] = if self.lists_live { &[] } else { &self.tree };
             let fan = &self.fan[range.clone()];
-            visits += faces_near(tree, &self.order, &self.boxes, p, 0.0, fan, |f| consider(f as usize, &mut bound));
+            visits += faces_near(tree, &self.order, &self.boxes, p, 0.0, fan, |f| {
+                consider(f as usize, &mut bound, false);
+            });
         }
         let mut best = best.expect("every surface vertex has a face");
         if best.at_vertex {
