@@ -19,8 +19,9 @@
 //! their lists (a crumpled body at rest, where one jittering skin vertex remade
 //! all lists every dozen steps, keeps them for hundreds). Each list is ordered
 //! by a lower bound on its faces' distances to the particle when it was made (in
-//! buckets an eighth of the slack wide: the distance itself for the nearer
-//! entries, else the larger of the plane and box distances), and a search stops
+//! buckets an eighth of the slack wide: the larger of the plane and box
+//! distances, or the distance itself for the nearer entries once lists last for
+//! several projections), and a search stops
 //! at the first face that cannot have come nearer than the best one found, since
 //! a point's distance to a triangle changes by no more than the motion of the
 //! point and of the corners apart from a common translation: after a collapse a
@@ -111,6 +112,10 @@ const FLOOR_BUCKETS: usize = 64;
 /// distance itself as their bound (a crumpled skin's faces are tilted every
 /// way, so many faces' planes pass near a particle whose faces lie farther).
 const EXACT_FLOOR_REACH: f64 = 2.5;
+/// ... when the lists before served at least this many projections (while a
+/// body collapses, lists last a step or two and the distances would cost more
+/// than they save).
+const EXACT_FLOOR_LIFE: u64 = 8;
 /// A triangle is a sliver, whose closest point is not taken for a bound, when
 /// |(b − a) × (c − a)|² is below this times the fourth power of its longest
 /// edge (the sine of its smallest angle below about 1e-4).
@@ -259,6 +264,9 @@ pub struct Containment {
     lists_live: bool,
     /// Times the candidate lists were made.
     pub list_builds: u64,
+    /// Projections served by the current lists, and by the lists before them.
+    list_uses: u64,
+    last_list_uses: u64,
     /// Whether projections search through the candidate lists (always, but for
     /// the test that compares them with the hierarchy's search).
     use_lists: bool,
@@ -367,6 +375,8 @@ impl Containment {
             slack: LIST_SLACK * max_margin,
             lists_live: false,
             list_builds: 0,
+            list_uses: 0,
+            last_list_uses: 0,
             use_lists: true,
             corrections: 0,
             worst: f64::NEG_INFINITY,
@@ -722,7 +732,9 @@ impl Containment {
         let mut visits = 0;
         let width = self.slack * FLOOR_BUCKET_WIDTH;
         let per_width = 1.0 / width;
-        let exact_below = EXACT_FLOOR_REACH * self.slack;
+        // Distances for bounds pay only when the lists will serve a while: take
+        // the last lists' life as the forecast.
+        let exact_below = if self.last_list_uses >= EXACT_FLOOR_LIFE { EXACT_FLOOR_REACH * self.slack } else { 0.0 };
         self.list.clear();
         self.list_reach.clear();
         self.list_start.clear();
@@ -831,10 +843,13 @@ impl Containment {
                 });
                 self.loose_boxes.push(union);
             }
+            self.list_uses += 1;
             None
         } else {
             self.fill_boxes();
             self.update_tree(finite);
+            self.last_list_uses = self.list_uses;
+            self.list_uses = 1;
             Some(self.make_lists(state))
         };
         self.lists_live = true;
@@ -1267,14 +1282,23 @@ mod tests {
             }
         }
         // The candidate lists of a projection: the same answers, bit for bit, kept
-        // over small moves and a move of the whole body, made anew after a large one.
+        // over small moves and a move of the whole body, made anew after a large
+        // one; with entries bounded by plane and box distances (lists made after
+        // short-lived ones), and by the faces' distances themselves.
         let mut state = State::default();
         for (i, p) in pts.iter().enumerate() {
             let jitter = DVec3::new(next(), next(), next()) * 0.3;
             state.push(*p * DVec3::new(1.0, 0.2, 1.0) + jitter * if i < n { 0.3 } else { 1.0 }, DVec3::ZERO);
         }
-        for round in 0..6 {
+        let mut read = [0u64; 2];
+        for round in 0..12 {
+            let (exact, round) = (round >= 6, round % 6);
             let made = c.list_builds;
+            // The life of the lists so far, which forecasts the next lists'.
+            c.list_uses = if exact { EXACT_FLOOR_LIFE } else { 0 };
+            if round == 0 {
+                c.list_anchor.clear();
+            }
             c.prepare(&state);
             let expected = if round == 0 || round == 5 { made + 1 } else { made };
             assert_eq!(c.list_builds, expected, "round {round}: lists made anew only when they no longer hold");
@@ -1290,6 +1314,7 @@ mod tests {
                 "round {round}: {entries} of {} list entries visited",
                 c.list.len()
             );
+            read[usize::from(exact)] += entries;
             // Rounds 1–3: moves well inside the slack; 4: the whole body carried
             // away; 5: a move past the slack.
             let (step, shift) = match round {
@@ -1302,6 +1327,7 @@ mod tests {
                 state.x.set(i, p + shift + DVec3::new(next(), next(), next()) * step);
             }
         }
+        assert!(read[1] < read[0], "distances for bounds: fewer entries read, {read:?}");
         // Loose faces and particles: one inner particle carried next to a far
         // surface vertex, or far surface vertices carried next to an inner
         // particle, keep the lists (the particle's search, or the vertices'
