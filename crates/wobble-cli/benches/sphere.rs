@@ -12,34 +12,7 @@
 
 use std::time::Instant;
 
-const SCENE: &str = r#"
-[simulation]
-integrator = "rk4"
-dt = 1e-3
-duration = 2.3
-
-[[body]]
-name = "sphere"
-type = "pressure-sphere"
-center = [0, 1.1, 0]
-radius = 0.5
-inner_radius = 0.4
-level = 4
-pressure = 20
-inner_pressure = 0
-particle_mass = 1.0
-springs.structural = { stiffness = 800, damping = 15 }
-springs.radius = { stiffness = 700, damping = 50 }
-springs.shear-left = { stiffness = 700, damping = 50 }
-springs.shear-right = { stiffness = 700, damping = 50 }
-
-[[collider]]
-type = "room"
-min = [-2, 0, -2]
-max = [2, 3, 2]
-restitution = 0.5
-friction = 0.3
-"#;
+const SCENE: &str = include_str!("sphere.toml");
 
 /// Steps of the phases: [start, end) in steps of 1 ms.
 const BEFORE: (u64, u64) = (50, 400);
