@@ -13,19 +13,19 @@
 //! (through a bounding-volume hierarchy on large bodies, by testing every box on
 //! small ones); the lists serve every projection until some particle has moved,
 //! apart from the body's mean motion, by half the slack. A few such particles do
-//! not remake them: up to [`MAX_LOOSE_VERTICES`] surface vertices past that
-//! limit are *loose*, their faces tested by every search besides its list, and up to
-//! [`MAX_LOOSE_PAIRS`] inner particles past it search every face box instead of
-//! their lists (a crumpled body at rest, where one jittering skin vertex remade
-//! all lists every dozen steps, keeps them for hundreds). Each list is ordered
-//! by a lower bound on its faces' distances to the particle when it was made (in
-//! buckets an eighth of the slack wide: the larger of the plane and box
-//! distances, or the distance itself for the nearer entries once lists last for
-//! several projections), and a search stops
-//! at the first face that cannot have come nearer than the best one found, since
-//! a point's distance to a triangle changes by no more than the motion of the
-//! point and of the corners apart from a common translation: after a collapse a
-//! search reads a quarter of its list. Let c be the candidate point closest to x_i, lying on a
+//! not remake them: up to 16 (`MAX_LOOSE_VERTICES`) surface vertices past that
+//! limit are *loose*, their faces tested by every search besides its list, and
+//! up to 8 (`MAX_LOOSE_PAIRS`) inner particles past it search every face box
+//! instead of their lists (a crumpled body at rest, where one jittering skin
+//! vertex remade all lists every dozen steps, keeps them for hundreds). Each list
+//! is ordered by a lower bound on its faces' distances to the particle when it
+//! was made (in buckets an eighth of the slack wide: the larger of the plane and
+//! box distances, or the distance itself for the nearer entries once lists last
+//! for several projections), and a search stops at the first face that cannot
+//! have come nearer than the best one found, since a point's distance to a
+//! triangle changes by no more than the motion of the point and of the corners
+//! apart from a common translation: after a collapse a search reads a quarter of
+//! its list. Let c be the candidate point closest to x_i, lying on a
 //! feature — a face interior, an edge or a vertex — with barycentric weights b_k on
 //! that feature's vertices, and let n be the feature's outward unit pseudo-normal:
 //! the face normal; on an edge the normalised sum of its two faces' normals; at a
@@ -651,11 +651,11 @@ impl Containment {
     /// along an axis.
     ///
     /// Then every face box a particle that is not loose lies in now, but for the
-    /// loose vertices' faces,
-    /// was within the slack of it when the lists were made: a face's box moves
-    /// with its vertices (a box is their bounds grown by the margin), so with each
-    /// vertex within δ of its anchor plus T and the particle too, the particle's
-    /// anchor lies in the anchor box grown by 2δ ≤ slack. A body falling or
+    /// loose vertices' faces, was within the slack of it when the lists were
+    /// made: a face's box moves with its vertices (a box is their bounds grown by
+    /// the margin), so with each vertex within δ of its anchor plus T and the
+    /// particle too, the particle's anchor lies in the anchor box grown by
+    /// 2δ ≤ slack. A body falling or
     /// swinging as a whole keeps its lists, and so does a crumpled one at rest
     /// whose skin jitters in a few places. Marks the loose points and sets
     /// `drift_mean` to T and `surface_drift` to the largest distance any other
