@@ -797,17 +797,18 @@ impl Containment {
         let gap = (a.min(b).min(c) - p).max(p - a.max(b).max(c)).max(DVec3::ZERO);
         let mut floor2 = gap.length_squared();
         let r = p - a;
-        let mut well_shaped = true;
-        if !self.planar {
-            let (normal, n2, _) = self.cross[f];
-            if n2 > 0.0 {
-                let d = r.dot(normal);
-                floor2 = floor2.max(d * d / n2);
-            }
-            let longest2 = (b - a).length_squared().max((c - b).length_squared()).max((a - c).length_squared());
-            well_shaped = n2 >= SLIVER * longest2 * longest2;
+        let n2 = self.cross[f].1;
+        if !self.planar && n2 > 0.0 {
+            let d = r.dot(self.cross[f].0);
+            floor2 = floor2.max(d * d / n2);
         }
-        if well_shaped && floor2 < exact_below * exact_below {
+        // The shape is looked at only for the entries that would take the
+        // distance (none while lists die young).
+        let well_shaped = || {
+            let longest2 = (b - a).length_squared().max((c - b).length_squared()).max((a - c).length_squared());
+            self.planar || n2 >= SLIVER * longest2 * longest2
+        };
+        if floor2 < exact_below * exact_below && well_shaped() {
             floor2 = floor2.max(self.closest_on_face(f, p).dist2);
         }
         let floor = floor2.sqrt();
