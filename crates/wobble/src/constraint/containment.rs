@@ -990,6 +990,33 @@ impl Containment {
         probe.rebuild_cells(state);
         (0..self.pairs.len()).map(|k| probe.violation(state, k, true).0).fold(f64::NEG_INFINITY, f64::max)
     }
+
+    /// Mean over the inner particles of the number of outer faces (the partner's
+    /// own included) that lie within `factor` × the particle's margin of it at
+    /// `state`: how dense the skin is around the inner layer. Any search that
+    /// finds the closest face exactly must look at, at least, the faces within the
+    /// closest distance plus its bound on how far things have moved, so on a body
+    /// whose inner particles are held at their margin this counts what such a
+    /// search cannot skip. A diagnostic (every face is tested against every
+    /// particle, boxes first); it works on a copy of the scratch space.
+    #[must_use]
+    pub fn mean_faces_within(&self, state: &State, factor: f64) -> f64 {
+        let mut probe = self.clone();
+        probe.refresh(state);
+        let mut count = 0usize;
+        for &(inner, _, m) in &self.pairs {
+            let p = state.x.get(inner as usize);
+            let r = factor * m;
+            for f in 0..probe.faces.len() {
+                let [a, b, c] = probe.corners(f);
+                let gap = (a.min(b).min(c) - p).max(p - a.max(b).max(c)).max(DVec3::ZERO);
+                if gap.length_squared() <= r * r && probe.closest_on_face(f, p).dist2 <= r * r {
+                    count += 1;
+                }
+            }
+        }
+        count as f64 / self.pairs.len().max(1) as f64
+    }
 }
 
 /// Calls `f` for every face whose box, grown by `grow` (m), holds `p`, except the
@@ -1430,5 +1457,38 @@ mod tests {
             let v = c.violation(&state, k, true).0;
             assert_eq!(v.to_bits(), brute_force(&c, &state, k).to_bits(), "scrambled, pair {k}");
         }
+    }
+
+    #[test]
+    fn the_skin_density_counts_the_faces_within_reach() {
+        // A level-3 sphere of radius 1 (258 vertices, 512 faces) with its inner
+        // layer at 0.8: every margin is 0.02 m.
+        let (unit, tris) = SphereMesh::Uniform { level: 3 }.generate();
+        let n = unit.len();
+        let mut pts: Vec<DVec3> = unit.clone();
+        pts.extend(unit.iter().map(|u| *u * 0.8));
+        let rest = Vec3s::from_vecs(&pts);
+        let pairs: Vec<(usize, usize)> = (0..n).map(|i| (n + i, i)).collect();
+        let c = Containment::new("c", &ClosedSurface::Triangles(tris.clone()), &pairs, 0.1, &rest).unwrap();
+        let at = |inner: &dyn Fn(usize) -> DVec3| {
+            let mut state = State::default();
+            for (i, p) in pts.iter().enumerate() {
+                state.push(if i < n { *p } else { inner(i - n) }, DVec3::ZERO);
+            }
+            state
+        };
+        // Every inner particle at the centre: each face's plane lies between the
+        // polyhedron's inradius (above 0.97) and 1 from it.
+        let centre = at(&|_| DVec3::ZERO);
+        assert_eq!(c.mean_faces_within(&centre, 0.9 / 0.02), 0.0);
+        assert_eq!(c.mean_faces_within(&centre, 1.01 / 0.02), tris.len() as f64);
+        // Every inner particle on its partner: within a hundredth of a margin lie
+        // exactly the faces around that vertex, 3 × 512 / 258 on average.
+        let on = at(&|i| unit[i]);
+        let fans = 3.0 * tris.len() as f64 / n as f64;
+        assert!((c.mean_faces_within(&on, 0.01) - fans).abs() < 1e-12, "{}", c.mean_faces_within(&on, 0.01));
+        // At rest (0.2 from the surface, ten margins) none lies within the margin.
+        let rest_state = at(&|i| pts[n + i]);
+        assert_eq!(c.mean_faces_within(&rest_state, 1.0), 0.0);
     }
 }
