@@ -223,12 +223,16 @@ pub struct Containment {
     list_start: Vec<u32>,
     list: Vec<u32>,
     /// Per list entry, a lower bound on the distance from the pair's inner
-    /// particle to the face when the lists were made: the lower edge of the
-    /// bucket its floor ([`Containment::distance_floor`]) fell in, m. Each pair's
-    /// entries are in order of it, so a search can stop at the first entry that
-    /// even the largest motion since then cannot bring within its best distance
-    /// (see [`Containment::violation`]).
-    list_reach: Vec<f64>,
+    /// particle to the face when the lists were made: the bucket its floor
+    /// ([`Containment::distance_floor`]) fell in, whose lower edge (m) is
+    /// `bucket_edge[bucket]`. Each pair's entries are in order of it, so a search
+    /// can stop at the first entry that even the largest motion since then
+    /// cannot bring within its best distance (see [`Containment::violation`]).
+    /// (One byte, not the edge itself: a search streams through its list.)
+    list_bucket: Vec<u8>,
+    /// The buckets' lower edges, m, a hair below them so that rounding keeps
+    /// them below the floors; the 0th is 0 (no bound).
+    bucket_edge: [f64; FLOOR_BUCKETS],
     /// Scratch for sorting one pair's entries.
     list_sort: Vec<(u32, u32)>,
     /// The translation T of the body's mean motion since the lists were made
@@ -361,7 +365,12 @@ impl Containment {
             cross: Vec::new(),
             list_start: Vec::new(),
             list: Vec::new(),
-            list_reach: Vec::new(),
+            list_bucket: Vec::new(),
+            bucket_edge: {
+                // As the lists' making buckets them (`make_lists`).
+                let width = (LIST_SLACK * max_margin) * FLOOR_BUCKET_WIDTH;
+                std::array::from_fn(|b| b as f64 * width * (1.0 - 1e-12))
+            },
             list_sort: Vec::new(),
             drift_mean: DVec3::ZERO,
             surface_drift: 0.0,
@@ -736,7 +745,7 @@ impl Containment {
         // the last lists' life as the forecast.
         let exact_below = if self.last_list_uses >= EXACT_FLOOR_LIFE { EXACT_FLOOR_REACH * self.slack } else { 0.0 };
         self.list.clear();
-        self.list_reach.clear();
+        self.list_bucket.clear();
         self.list_start.clear();
         self.list_start.push(0);
         for k in 0..self.pairs.len() {
@@ -761,15 +770,13 @@ impl Containment {
             for b in 1..count.len() {
                 count[b] += count[b - 1];
             }
-            self.list_reach.resize(self.list.len(), 0.0);
+            self.list_bucket.resize(self.list.len(), 0);
             for &(bucket, f) in &self.list_sort {
                 let bucket = bucket as usize;
                 let at = first + count[bucket] as usize;
                 count[bucket] += 1;
                 self.list[at] = f;
-                // The edge, a hair below it so that rounding keeps it below the
-                // floor; the 0th bucket's is 0 (no bound).
-                self.list_reach[at] = bucket as f64 * width * (1.0 - 1e-12);
+                self.list_bucket[at] = bucket as u8;
             }
             self.list_start.push(self.list.len() as u32);
         }
@@ -857,6 +864,23 @@ impl Containment {
         visits
     }
 
+    /// Whether face `f`'s plane, at the current positions, lies farther from `p`
+    /// than the squared distance `bound` (so the face cannot hold a point nearer;
+    /// see [`Containment::violation`]). Always false on a 2D loop.
+    #[inline(always)]
+    fn plane_beyond(&self, f: usize, p: DVec3, bound: f64) -> bool {
+        if self.planar {
+            return false;
+        }
+        // The plane at the current positions (earlier corrections of this
+        // projection may have moved the face since the normals were taken:
+        // `cross` follows them).
+        let (normal, n2, a) = self.cross[f];
+        let r = p - a;
+        let d = r.dot(normal);
+        n2 > 0.0 && d * d > (bound * (1.0 + 1e-9) + 1e-24 * r.length_squared()) * n2
+    }
+
     /// The violation C = (x − c)·n + m of pair `k` at `state` (≤ 0 when satisfied),
     /// and the closest feature, over the partner's fan and (with `near`) the faces
     /// whose inflated boxes contain the particle.
@@ -893,7 +917,7 @@ impl Containment {
         // `boxed`: the face is a candidate only if its box holds the particle,
         // which is tested after the plane (in a crumpled body most listed faces'
         // boxes hold the particle and most planes lie beyond the bound).
-        let mut consider = |f: usize, bound: &mut f64, boxed: bool| {
+        let mut consider = |f: usize, bound: &mut f64, boxed: bool, plane: bool| {
             // A face whose plane is farther than the bound cannot hold the closest
             // point: skip it without the closest-point search (in a collapsed body
             // many folded faces lie within the margin of a particle). The slack
@@ -901,16 +925,8 @@ impl Containment {
             // its plane) makes the skip exact despite rounding: a skipped face could never
             // have been chosen, so the result is the search's without skips, and
             // does not depend on the hint (a resumed run gets the same numbers).
-            if !self.planar {
-                // The plane at the current positions (earlier corrections of this
-                // projection may have moved the face since the normals were taken:
-                // `cross` follows them).
-                let (normal, n2, a) = self.cross[f];
-                let r = p - a;
-                let d = r.dot(normal);
-                if n2 > 0.0 && d * d > (*bound * (1.0 + 1e-9) + 1e-24 * r.length_squared()) * n2 {
-                    return;
-                }
+            if plane && self.plane_beyond(f, p, *bound) {
+                return;
             }
             if boxed {
                 let (lo, hi) = self.boxes[f];
@@ -931,7 +947,7 @@ impl Containment {
             }
         };
         for &f in &self.fan[range.clone()] {
-            consider(f as usize, &mut bound, false);
+            consider(f as usize, &mut bound, false, true);
         }
         let mut entries = 0u64;
         if near && self.lists_live && !self.loose_pair[k] {
@@ -944,13 +960,17 @@ impl Containment {
             // the closest point, nor can any entry after it (sorted by floor).
             let own = (p - self.list_anchor[k] - self.drift_mean).length();
             let motion = (own + self.surface_drift) * (1.0 + 1e-9);
-            for (&f, &floor) in self.list[range.clone()].iter().zip(&self.list_reach[range]) {
-                let reach = floor - motion;
+            for (&f, &bucket) in self.list[range.clone()].iter().zip(&self.list_bucket[range]) {
+                let reach = self.bucket_edge[bucket as usize] - motion;
                 if reach > 0.0 && reach * reach > bound * (1.0 + 1e-9) {
                     break;
                 }
                 entries += 1;
-                consider(f as usize, &mut bound, true);
+                // The plane test here rather than in `consider`, which is not
+                // inlined: most entries end at it.
+                if !self.plane_beyond(f as usize, p, bound) {
+                    consider(f as usize, &mut bound, true, false);
+                }
             }
             // The loose vertices' faces, which the list may lack (one also in the
             // list, or around two loose vertices, is tested again, to the same
@@ -961,7 +981,7 @@ impl Containment {
                 }
                 for &f in &self.fan[self.fan_start[v as usize] as usize..self.fan_start[v as usize + 1] as usize] {
                     if !fan.contains(&f) {
-                        consider(f as usize, &mut bound, true);
+                        consider(f as usize, &mut bound, true, true);
                     }
                 }
             }
@@ -971,7 +991,7 @@ impl Containment {
             let tree: &[Node] = if self.lists_live { &[] } else { &self.tree };
             let fan = &self.fan[range.clone()];
             visits += faces_near(tree, &self.order, &self.boxes, p, 0.0, fan, |f| {
-                consider(f as usize, &mut bound, false);
+                consider(f as usize, &mut bound, false, true);
             });
         }
         let mut best = best.expect("every surface vertex has a face");
