@@ -73,7 +73,6 @@ pub fn bounding_box(x: &Vec3s) -> (DVec3, DVec3) {
 /// so it vectorises: about a nanosecond per particle, cheap enough for every step.
 #[must_use]
 pub fn healthy(particles: &Particles, state: &State, limit: f64) -> bool {
-    use rayon::prelude::*;
     let block = |m: &[f64], v: [&[f64]; 3], x: [&[f64]; 3]| -> bool {
         let n = m.len().min(v[0].len()).min(v[1].len()).min(v[2].len()).min(x[0].len()).min(x[1].len()).min(x[2].len());
         let mut bad = false;
@@ -87,15 +86,13 @@ pub fn healthy(particles: &Particles, state: &State, limit: f64) -> bool {
         !bad
     };
     let (m, v, x) = (&particles.mass, state.v.components(), state.x.components());
-    let n = m.len();
-    let bs = crate::par::block_len(n);
-    if bs >= n {
-        return block(m, v, x);
-    }
-    m.par_chunks(bs).enumerate().all(|(k, m)| {
-        let r = k * bs..k * bs + m.len();
-        block(m, v.map(|c| &c[r.clone()]), x.map(|c| &c[r.clone()]))
-    })
+    let healthy = std::sync::atomic::AtomicBool::new(true);
+    crate::par::for_ranges(m.len(), |r| {
+        if !block(&m[r.clone()], v.map(|c| &c[r.clone()]), x.map(|c| &c[r.clone()])) {
+            healthy.store(false, std::sync::atomic::Ordering::Relaxed);
+        }
+    });
+    healthy.into_inner()
 }
 
 /// What [`measure`] reads: a world's particles, state, topology and forces, and

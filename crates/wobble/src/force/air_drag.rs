@@ -18,12 +18,17 @@ impl ForceTerm for AirDrag {
     }
 
     fn add_forces(&mut self, ctx: &ForceContext<'_>, out: &mut Loads) {
-        let (m, v) = (&ctx.particles.mass, &ctx.state.v);
-        for (f, v) in [(&mut out.f.x, &v.x), (&mut out.f.y, &v.y), (&mut out.f.z, &v.z)] {
-            for ((f, v), m) in f.iter_mut().zip(v).zip(m) {
-                *f -= self.rate * m * v;
+        let (m, v, rate) = (&ctx.particles.mass, ctx.state.v.components(), self.rate);
+        let [fx, fy, fz] = out.f.components_mut();
+        let n = m.len().min(fx.len());
+        crate::par::for_ranges_mut([&mut fx[..n], &mut fy[..n], &mut fz[..n]], |first, f| {
+            let m = &m[first..first + f[0].len()];
+            for (f, v) in f.into_iter().zip(v) {
+                for ((f, v), m) in f.iter_mut().zip(&v[first..]).zip(m) {
+                    *f -= rate * m * v;
+                }
             }
-        }
+        });
     }
 
     fn add_jacobian(&self, ctx: &ForceContext<'_>, sink: &mut dyn JacobianSink) {

@@ -336,13 +336,11 @@ impl SpringNetwork {
             return;
         }
         let [fx, fy, fz] = f.components_mut();
-        fx.par_chunks_mut(bs).zip(fy.par_chunks_mut(bs)).zip(fz.par_chunks_mut(bs)).enumerate().for_each(
-            |(bi, ((fx, fy), fz))| {
-                let p0 = bi * bs;
-                let p1 = p0 + fx.len();
-                kernel.run_block(&view, p0, p1, [fx, fy, fz]);
-            },
-        );
+        let n = n.min(fx.len()).min(fy.len()).min(fz.len());
+        crate::par::for_ranges_mut([&mut fx[..n], &mut fy[..n], &mut fz[..n]], |p0, f| {
+            let p1 = p0 + f[0].len();
+            kernel.run_block(&view, p0, p1, f);
+        });
     }
 
     /// The scattered springs' forces added to `f` in spring order, every spring
