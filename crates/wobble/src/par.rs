@@ -450,6 +450,35 @@ impl RowsMut<'_> {
     }
 }
 
+/// [`for_ranges`] over the rows of two [`Vec3s`] of equal length (positions and
+/// velocities, say): `f` gets each range's rows of both.
+pub fn for_rows_pair(a: &mut Vec3s, b: &mut Vec3s, f: impl Fn(RowsMut<'_>, RowsMut<'_>) + Sync) {
+    let n = a.len().min(b.len());
+    let [ax, ay, az] = a.components_mut();
+    let [bx, by, bz] = b.components_mut();
+    for_ranges_mut(
+        [&mut ax[..n], &mut ay[..n], &mut az[..n], &mut bx[..n], &mut by[..n], &mut bz[..n]],
+        |first, [ax, ay, az, bx, by, bz]| {
+            f(RowsMut { first, x: ax, y: ay, z: az }, RowsMut { first, x: bx, y: by, z: bz });
+        },
+    );
+}
+
+/// Copies `src` into `dst` (resized to it) in the ranges of [`for_ranges`].
+pub fn copy3(dst: &mut Vec3s, src: &Vec3s) {
+    if dst.len() != src.len() {
+        dst.copy_from(src);
+        return;
+    }
+    let s = src.components();
+    let [x, y, z] = dst.components_mut();
+    for_ranges_mut([x, y, z], |first, d| {
+        for (d, s) in d.into_iter().zip(s) {
+            d.copy_from_slice(&s[first..first + d.len()]);
+        }
+    });
+}
+
 /// `v` split into runs of `size` rows (the last may be shorter), as a parallel
 /// iterator of [`RowsMut`] in row order.
 pub fn par_rows(v: &mut Vec3s, size: usize) -> impl IndexedParallelIterator<Item = RowsMut<'_>> {

@@ -416,7 +416,7 @@ impl World {
         // 1. Inputs.
         interact::apply_scripts(&mut self.scripts, &mut self.drag, &self.state, &self.pickable, t);
         if !self.contacts.surfaces.is_empty() {
-            self.x_start.copy_from(&self.state.x);
+            crate::par::copy3(&mut self.x_start, &self.state.x);
         }
         // 2. Integrate, 3. project.
         let mut sys = WorldSystem {

@@ -35,7 +35,7 @@ use super::{
 use crate::force::{Loads, Parameter, ParameterError};
 use crate::model::RigidShape;
 use crate::model::State;
-use crate::par::{RowsMut, par_rows};
+use crate::par::RowsMut;
 use crate::solve::JacobianSink;
 
 /// Default coefficient of restitution.
@@ -295,7 +295,6 @@ impl Collider {
         plane: Option<(DVec3, DVec3)>,
         distance: impl Fn(DVec3, f64) -> (f64, DVec3) + Sync,
     ) -> usize {
-        use rayon::prelude::*;
         let u = self.motion.velocity(ctx.t);
         let Surface { restitution, friction } = self.surface;
         let held = if self.coupled_until == Some(ctx.t) { Some(&self.held) } else { None };
@@ -349,8 +348,11 @@ impl Collider {
             }
             contacts
         };
-        let size = crate::par::block_len(state.len());
-        par_rows(&mut state.x, size).zip(par_rows(&mut state.v, size)).map(|(x, v)| run(x, v)).sum()
+        let contacts = std::sync::atomic::AtomicUsize::new(0);
+        crate::par::for_rows_pair(&mut state.x, &mut state.v, |x, v| {
+            contacts.fetch_add(run(x, v), std::sync::atomic::Ordering::Relaxed);
+        });
+        contacts.into_inner()
     }
 }
 

@@ -1330,7 +1330,6 @@ impl Contacts {
     /// between them). With a pair's `gap`, a bound on how close it can be
     /// ([`kept_apart`]).
     fn strays(&mut self, x0: Option<&Vec3s>, x1: &Vec3s) {
-        use rayon::prelude::*;
         let anchor = &self.anchor;
         self.stray.resize(x1.len(), 0.0);
         let fill = |first: usize, out: &mut [f64]| {
@@ -1340,11 +1339,7 @@ impl Contacts {
                 *s = x0.map_or(far, |x0| far.max(x0.get(i).distance(a)));
             }
         };
-        if x1.len() <= PARTICLE_CHUNK || rayon::current_num_threads() == 1 {
-            fill(0, &mut self.stray);
-        } else {
-            self.stray.par_chunks_mut(PARTICLE_CHUNK).enumerate().for_each(|(c, out)| fill(c * PARTICLE_CHUNK, out));
-        }
+        crate::par::for_ranges_mut([&mut self.stray], |first, [out]| fill(first, out));
     }
 
     /// Impulse-and-push response to each hit, in order (Gauss–Seidel).
