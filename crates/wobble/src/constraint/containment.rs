@@ -1269,18 +1269,27 @@ mod tests {
         (p - b.point).dot(normal) + m
     }
 
-    #[test]
-    fn the_hierarchy_and_the_skips_find_exactly_what_testing_every_face_finds() {
-        // A level-3 sphere (512 faces) and an inner layer at 0.8 of the radius,
-        // crumpled at random by up to 40 % of the radius: far more faces near each
-        // inner particle than on the round body.
+    /// A level-3 unit sphere (258 vertices, 512 faces) with an inner layer at 0.8
+    /// of the radius (every margin 0.02 m): the unit sphere's vertices, its faces,
+    /// the rest positions (outer layer first) and the constraint.
+    fn level3_body() -> (Vec<DVec3>, usize, Vec<DVec3>, Containment) {
         let (unit, tris) = SphereMesh::Uniform { level: 3 }.generate();
+        let faces = tris.len();
         let n = unit.len();
         let mut pts: Vec<DVec3> = unit.clone();
         pts.extend(unit.iter().map(|u| *u * 0.8));
         let rest = Vec3s::from_vecs(&pts);
         let pairs: Vec<(usize, usize)> = (0..n).map(|i| (n + i, i)).collect();
-        let mut c = Containment::new("c", &ClosedSurface::Triangles(tris), &pairs, 0.1, &rest).unwrap();
+        let c = Containment::new("c", &ClosedSurface::Triangles(tris), &pairs, 0.1, &rest).unwrap();
+        (unit, faces, pts, c)
+    }
+
+    #[test]
+    fn the_hierarchy_and_the_skips_find_exactly_what_testing_every_face_finds() {
+        // The level-3 body crumpled at random by up to 40 % of the radius: far
+        // more faces near each inner particle than on the round body.
+        let (unit, _, pts, mut c) = level3_body();
+        let n = unit.len();
         let mut seed = 7u64;
         let mut next = || {
             seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
@@ -1481,15 +1490,9 @@ mod tests {
 
     #[test]
     fn the_skin_density_counts_the_faces_within_reach() {
-        // A level-3 sphere of radius 1 (258 vertices, 512 faces) with its inner
-        // layer at 0.8: every margin is 0.02 m.
-        let (unit, tris) = SphereMesh::Uniform { level: 3 }.generate();
+        // The level-3 body: every margin is 0.02 m.
+        let (unit, faces, pts, c) = level3_body();
         let n = unit.len();
-        let mut pts: Vec<DVec3> = unit.clone();
-        pts.extend(unit.iter().map(|u| *u * 0.8));
-        let rest = Vec3s::from_vecs(&pts);
-        let pairs: Vec<(usize, usize)> = (0..n).map(|i| (n + i, i)).collect();
-        let c = Containment::new("c", &ClosedSurface::Triangles(tris.clone()), &pairs, 0.1, &rest).unwrap();
         let at = |inner: &dyn Fn(usize) -> DVec3| {
             let mut state = State::default();
             for (i, p) in pts.iter().enumerate() {
@@ -1501,11 +1504,11 @@ mod tests {
         // polyhedron's inradius (above 0.97) and 1 from it.
         let centre = at(&|_| DVec3::ZERO);
         assert_eq!(c.mean_faces_within(&centre, 0.9 / 0.02), 0.0);
-        assert_eq!(c.mean_faces_within(&centre, 1.01 / 0.02), tris.len() as f64);
+        assert_eq!(c.mean_faces_within(&centre, 1.01 / 0.02), faces as f64);
         // Every inner particle on its partner: within a hundredth of a margin lie
         // exactly the faces around that vertex, 3 × 512 / 258 on average.
         let on = at(&|i| unit[i]);
-        let fans = 3.0 * tris.len() as f64 / n as f64;
+        let fans = 3.0 * faces as f64 / n as f64;
         assert!((c.mean_faces_within(&on, 0.01) - fans).abs() < 1e-12, "{}", c.mean_faces_within(&on, 0.01));
         // At rest (0.2 from the surface, ten margins) none lies within the margin.
         let rest_state = at(&|i| pts[n + i]);
