@@ -20,7 +20,7 @@ impl ForceTerm for AirDrag {
     fn add_forces(&mut self, ctx: &ForceContext<'_>, out: &mut Loads) {
         let (m, v, rate) = (&ctx.particles.mass, ctx.state.v.components(), self.rate);
         let [fx, fy, fz] = out.f.components_mut();
-        let n = m.len().min(fx.len());
+        let n = m.len().min(fx.len()).min(v[0].len());
         crate::par::for_ranges_mut([&mut fx[..n], &mut fy[..n], &mut fz[..n]], |first, f| {
             let m = &m[first..first + f[0].len()];
             for (f, v) in f.into_iter().zip(v) {
