@@ -19,8 +19,6 @@
 //! the method is second order; Jakobsen's δ = 0.01 removes 1 % of the implied
 //! velocity per step. Rotational state, if any, advances by symplectic Euler.
 
-use rayon::prelude::*;
-
 use super::{
     Integrator, IntegratorError, StepReport, System, advance_orientation, rotational_accelerations, vec_apply,
 };
@@ -88,19 +86,12 @@ fn axis_update(
                 vw[i] = vel;
             }
         };
-    let bs = par::block_len(x.len());
-    if bs >= x.len() {
-        serial(x, v, xp, xw, vw, f, w);
-    } else {
-        x.par_chunks_mut(bs)
-            .zip(v.par_chunks_mut(bs))
-            .zip(xp.par_chunks_mut(bs))
-            .zip(xw.par_chunks_mut(bs))
-            .zip(vw.par_chunks_mut(bs))
-            .zip(f.par_chunks(bs))
-            .zip(w.par_chunks(bs))
-            .for_each(|((((((x, v), xp), xw), vw), f), w)| serial(x, v, xp, xw, vw, f, w));
-    }
+    let n = x.len().min(v.len()).min(xp.len()).min(xw.len()).min(vw.len()).min(f.len()).min(w.len());
+    par::for_ranges_mut([&mut x[..n], &mut v[..n], &mut xp[..n], &mut xw[..n], &mut vw[..n]], |first, c| {
+        let [x, v, xp, xw, vw] = c;
+        let r = first..first + x.len();
+        serial(x, v, xp, xw, vw, &f[r.clone()], &w[r]);
+    });
 }
 
 impl Integrator for Verlet {
