@@ -367,8 +367,7 @@ impl Containment {
             list: Vec::new(),
             list_bucket: Vec::new(),
             bucket_edge: {
-                // As the lists' making buckets them (`make_lists`).
-                let width = (LIST_SLACK * max_margin) * FLOOR_BUCKET_WIDTH;
+                let width = bucket_width(LIST_SLACK * max_margin);
                 std::array::from_fn(|b| b as f64 * width * (1.0 - 1e-12))
             },
             list_sort: Vec::new(),
@@ -739,8 +738,7 @@ impl Containment {
     /// those of `state`); returns the hierarchy's nodes visited.
     fn make_lists(&mut self, state: &State) -> u64 {
         let mut visits = 0;
-        let width = self.slack * FLOOR_BUCKET_WIDTH;
-        let per_width = 1.0 / width;
+        let per_width = 1.0 / bucket_width(self.slack);
         // Distances for bounds pay only when the lists will serve a while: take
         // the last lists' life as the forecast.
         let exact_below = if self.last_list_uses >= EXACT_FLOOR_LIFE { EXACT_FLOOR_REACH * self.slack } else { 0.0 };
@@ -1037,6 +1035,12 @@ impl Containment {
         }
         count as f64 / self.pairs.len().max(1) as f64
     }
+}
+
+/// Width of the buckets the candidate lists' entries are sorted into, m, for
+/// lists of slack `slack` (m): shared by their making and their edges.
+fn bucket_width(slack: f64) -> f64 {
+    slack * FLOOR_BUCKET_WIDTH
 }
 
 /// Calls `f` for every face whose box, grown by `grow` (m), holds `p`, except the
