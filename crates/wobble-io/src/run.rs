@@ -696,7 +696,8 @@ fn step_loop(
     let clock = Instant::now();
     let mut failure: Option<String> = None;
     let mut signal = None;
-    let written: std::io::Result<()> = (|| {
+    // The helpers wait for the steps' passes all through the loop.
+    let written: std::io::Result<()> = world.with_helpers(|world| {
         for k in first + 1..=plan.steps {
             if let Some(sig) = observer.stop_requested() {
                 signal = Some(sig);
@@ -737,7 +738,7 @@ fn step_loop(
             outputs.flush_metrics()?;
         }
         Ok(())
-    })();
+    });
     let wall = clock.elapsed().as_secs_f64();
     if let Err(e) = written {
         return fail(outputs, scene, world, bodies, &e.to_string(), first, wall);

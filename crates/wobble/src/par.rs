@@ -64,7 +64,7 @@ fn pin_current_thread(_cpu: usize) {}
 /// returns. The helpers use their cores fully for that time, so this is for
 /// callers that asked for those threads (a pool of more than one thread). Results
 /// do not depend on it: the passes are the same, only who runs them and when.
-pub fn with_hot_helpers<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+pub fn with_hot_helpers<R>(f: impl FnOnce() -> R) -> R {
     use std::sync::atomic::{AtomicBool, Ordering};
     let threads = rayon::current_num_threads();
     let me = rayon::current_thread_index();
@@ -75,7 +75,9 @@ pub fn with_hot_helpers<R: Send>(f: impl FnOnce() -> R + Send) -> R {
     }
     let done = AtomicBool::new(false);
     let shares = Shares::new(threads);
-    rayon::scope(|s| {
+    // In place: `f` runs on this thread (a pool thread, checked above), so it
+    // need not be `Send`; only the helpers are queued.
+    rayon::in_place_scope(|s| {
         // The helpers are queued before any of `f`'s work, and other threads take
         // the oldest queued job first, so a thread that takes a helper is not in
         // the middle of `f`'s work.
@@ -245,23 +247,88 @@ impl Shares {
 /// and positions took 35–40 µs a step that way, 5.5 µs on one thread; with fixed
 /// shares for the springs and the update, 18 µs.
 pub fn for_ranges(n: usize, f: impl Fn(std::ops::Range<usize>) + Sync) {
+    for_parts(n, |_, r| f(r));
+}
+
+/// How [`for_ranges`] cuts 0..`n` on the current thread: the number of ranges,
+/// and the fixed shares of the [`with_hot_helpers`] this thread runs under (null
+/// when the ranges go through rayon's queues, or there is one range).
+fn split(n: usize) -> (usize, *const Shares) {
     let bs = block_len(n);
     if bs >= n {
-        f(0..n);
-        return;
+        return (1, std::ptr::null());
     }
     let shares = SHARES.with(std::cell::Cell::get);
-    if !shares.is_null() {
-        // SAFETY: `SHARES` points to the `Shares` of the `with_hot_helpers` frame
-        // that this thread is running `f` in (the guard clears it before that
-        // frame ends), and it is null while this thread runs a share.
+    if shares.is_null() {
+        return (n.div_ceil(bs), shares);
+    }
+    // SAFETY: `SHARES` points to the `Shares` of the `with_hot_helpers` frame
+    // that this thread is running `f` in (the guard clears it before that frame
+    // ends), and it is null while this thread runs a share.
+    (unsafe { &*shares }.taken.len(), shares)
+}
+
+/// [`for_ranges`] with each range's number: `f(k, range)` for k in 0..parts
+/// (the count [`split`] gives), the ranges in order.
+fn for_parts(n: usize, f: impl Fn(usize, std::ops::Range<usize>) + Sync) {
+    let (parts, shares) = split(n);
+    if parts == 1 {
+        f(0, 0..n);
+    } else if !shares.is_null() {
+        // SAFETY: as in `split`; this frame ends before the helpers' frame does.
         let shares = unsafe { &*shares };
-        let parts = shares.taken.len();
-        shares.dispatch(&|k: usize| f(k * n / parts..(k + 1) * n / parts));
+        shares.dispatch(&|k: usize| f(k, k * n / parts..(k + 1) * n / parts));
+    } else {
+        let bs = block_len(n);
+        (0..parts).into_par_iter().for_each(|b| f(b, b * bs..((b + 1) * bs).min(n)));
+    }
+}
+
+/// Runs `f(range, out)` over the ranges of [`for_ranges`] and appends the
+/// outputs to `dst` in index order, so the result does not depend on the thread
+/// count. `parts` is kept by the caller between passes (no allocation once it
+/// has grown).
+pub fn collect_ranges<T: Send>(
+    n: usize,
+    parts: &mut Parts<T>,
+    f: impl Fn(std::ops::Range<usize>, &mut Vec<T>) + Sync,
+    dst: &mut Vec<T>,
+) {
+    let (count, _) = split(n);
+    if count == 1 {
+        f(0..n, dst);
         return;
     }
-    let blocks = n.div_ceil(bs);
-    (0..blocks).into_par_iter().for_each(|b| f(b * bs..((b + 1) * bs).min(n)));
+    let parts = &mut parts.0;
+    if parts.len() < count {
+        parts.resize_with(count, Default::default);
+    }
+    let slots = &parts[..count];
+    for_parts(n, |k, r| {
+        let mut out = slots[k].lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        out.clear();
+        f(r, &mut out);
+    });
+    for slot in &mut parts[..count] {
+        dst.append(slot.get_mut().unwrap_or_else(std::sync::PoisonError::into_inner));
+    }
+}
+
+/// Per-range output buffers of [`collect_ranges`]. A clone starts empty (it is
+/// scratch, not state).
+#[derive(Debug)]
+pub struct Parts<T>(Vec<std::sync::Mutex<Vec<T>>>);
+
+impl<T> Default for Parts<T> {
+    fn default() -> Self {
+        Parts(Vec::new())
+    }
+}
+
+impl<T> Clone for Parts<T> {
+    fn clone(&self) -> Self {
+        Parts::default()
+    }
 }
 
 /// Columns of equal length, lent out range by range to the calls of a
@@ -479,6 +546,78 @@ pub fn copy3(dst: &mut Vec3s, src: &Vec3s) {
     });
 }
 
+/// True when every component of `v` is finite. Branch-free per range, so it
+/// vectorises, in the ranges of [`for_ranges`].
+#[must_use]
+pub fn all_finite(v: &Vec3s) -> bool {
+    let [x, y, z] = v.components();
+    let ok = std::sync::atomic::AtomicBool::new(true);
+    for_ranges(v.len(), |r| {
+        let finite = x[r.clone()]
+            .iter()
+            .zip(&y[r.clone()])
+            .zip(&z[r])
+            .fold(true, |a, ((x, y), z)| a & x.is_finite() & y.is_finite() & z.is_finite());
+        if !finite {
+            ok.store(false, std::sync::atomic::Ordering::Relaxed);
+        }
+    });
+    ok.into_inner()
+}
+
+/// A [`Vec3s`] lent to several threads at once, for passes whose rows split
+/// into groups that no two threads share (the contact response's islands: each
+/// movable particle belongs to one island, pinned ones are only read). Copies of
+/// the view are handed to the threads; each reads rows and adds to rows.
+#[derive(Clone, Copy, Debug)]
+pub struct SharedRows<'a> {
+    ptr: [*mut f64; 3],
+    len: usize,
+    _lent: std::marker::PhantomData<&'a mut Vec3s>,
+}
+
+// SAFETY: the view is only made through `SharedRows::new`, whose contract keeps
+// every row that some thread adds to away from every other thread.
+unsafe impl Send for SharedRows<'_> {}
+// SAFETY: as for `Send`.
+unsafe impl Sync for SharedRows<'_> {}
+
+impl<'a> SharedRows<'a> {
+    /// Lends `v` for the view's lifetime.
+    ///
+    /// # Safety
+    /// While the view and its copies are in use, a row that one thread adds to
+    /// must not be read or added to by any other thread.
+    pub unsafe fn new(v: &'a mut Vec3s) -> Self {
+        let len = v.len();
+        let [x, y, z] = v.components_mut();
+        SharedRows { ptr: [x.as_mut_ptr(), y.as_mut_ptr(), z.as_mut_ptr()], len, _lent: std::marker::PhantomData }
+    }
+
+    /// Row `i`. Panics if `i` is out of range.
+    #[inline]
+    #[must_use]
+    pub fn get(&self, i: usize) -> glam::DVec3 {
+        assert!(i < self.len, "row {i} of {}", self.len);
+        // SAFETY: in bounds (asserted); no other thread writes row i meanwhile
+        // (the contract of `new`).
+        unsafe { glam::DVec3::new(*self.ptr[0].add(i), *self.ptr[1].add(i), *self.ptr[2].add(i)) }
+    }
+
+    /// Adds `d` to row `i`. Panics if `i` is out of range.
+    #[inline]
+    pub fn add(&mut self, i: usize, d: glam::DVec3) {
+        assert!(i < self.len, "row {i} of {}", self.len);
+        // SAFETY: in bounds (asserted); no other thread reads or writes row i
+        // meanwhile (the contract of `new`).
+        unsafe {
+            *self.ptr[0].add(i) += d.x;
+            *self.ptr[1].add(i) += d.y;
+            *self.ptr[2].add(i) += d.z;
+        }
+    }
+}
+
 /// `v` split into runs of `size` rows (the last may be shorter), as a parallel
 /// iterator of [`RowsMut`] in row order.
 pub fn par_rows(v: &mut Vec3s, size: usize) -> impl IndexedParallelIterator<Item = RowsMut<'_>> {
@@ -631,5 +770,97 @@ mod tests {
                 }
             });
         });
+    }
+
+    #[test]
+    fn collected_ranges_come_back_in_index_order_on_any_thread_count() {
+        // Every index that passes the filter, once, in order: under the helpers'
+        // fixed shares, through rayon's blocks, and on one thread, for counts
+        // that split into one range and into several.
+        let keep = |i: usize| i % 7 == 3 || i.is_multiple_of(11);
+        for threads in [1, 2, 3] {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            for n in [0, 5, 1023, 4096, 10_001] {
+                let expected: Vec<usize> = (0..n).filter(|&i| keep(i)).collect();
+                let mut parts = Parts::default();
+                let collect = |parts: &mut Parts<usize>| {
+                    // The destination keeps what it held.
+                    let mut got = vec![usize::MAX];
+                    collect_ranges(n, parts, |r, out| out.extend(r.filter(|&i| keep(i))), &mut got);
+                    assert_eq!(got[0], usize::MAX);
+                    got.split_off(1)
+                };
+                pool.install(|| {
+                    assert_eq!(collect(&mut parts), expected, "{threads} threads, rayon blocks, n = {n}");
+                    with_hot_helpers(|| {
+                        // Twice: the second pass reuses the buffers.
+                        for pass in 0..2 {
+                            assert_eq!(
+                                collect(&mut parts),
+                                expected,
+                                "{threads} threads, shares, n = {n}, pass {pass}"
+                            );
+                        }
+                    });
+                });
+                assert_eq!(collect(&mut parts), expected, "outside the pool, n = {n}");
+            }
+        }
+    }
+
+    #[test]
+    fn all_finite_finds_any_bad_component() {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+        for n in [0, 1, 3000] {
+            let mut v = Vec3s::zeros(n);
+            for i in 0..n {
+                v.set(i, glam::DVec3::new(i as f64, -1e300, 1e-300));
+            }
+            assert!(pool.install(|| with_hot_helpers(|| all_finite(&v))), "n = {n}");
+            assert!(all_finite(&v));
+            for i in [0, n / 2, n.saturating_sub(1)].into_iter().filter(|_| n > 0) {
+                for (c, bad) in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY].into_iter().enumerate() {
+                    let mut w = v.clone();
+                    let mut p = w.get(i);
+                    p[c] = bad;
+                    w.set(i, p);
+                    assert!(!pool.install(|| with_hot_helpers(|| all_finite(&w))), "n = {n}, row {i}, axis {c}");
+                    assert!(!all_finite(&w), "n = {n}, row {i}, axis {c}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn shared_rows_add_from_several_threads_to_disjoint_rows() {
+        // Rows split by residue between the threads of a pass, each thread adding
+        // to its own rows and reading them back: the sums are those of a serial
+        // loop.
+        let n = 5000;
+        let mut v = Vec3s::zeros(n);
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
+        // SAFETY: below, row i is read and added to only by the task of
+        // residue i % 3.
+        let shared = unsafe { SharedRows::new(&mut v) };
+        pool.install(|| {
+            (0..3usize).into_par_iter().for_each(|k| {
+                let mut rows = shared;
+                for round in 0..4 {
+                    for i in (k..n).step_by(3) {
+                        let d = glam::DVec3::new(i as f64, round as f64, 1.0);
+                        let before = rows.get(i);
+                        rows.add(i, d);
+                        assert_eq!(rows.get(i), before + d);
+                    }
+                }
+            });
+        });
+        for i in 0..n {
+            assert_eq!(v.get(i), glam::DVec3::new(4.0 * i as f64, 6.0, 4.0), "row {i}");
+        }
+        let mut w = Vec3s::zeros(2);
+        // SAFETY: one thread.
+        let rows = unsafe { SharedRows::new(&mut w) };
+        assert!(std::panic::catch_unwind(|| rows.get(2)).is_err(), "a row past the end panics");
     }
 }

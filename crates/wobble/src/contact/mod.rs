@@ -76,6 +76,7 @@ use glam::{DMat3, DQuat, DVec3};
 
 use crate::force::Loads;
 use crate::model::{Particles, State, Topology, Vec3s};
+use crate::par::SharedRows;
 use crate::solve::JacobianSink;
 
 pub mod broad;
@@ -258,10 +259,12 @@ pub struct Contacts {
     island_of: Vec<u32>,
     island_start: Vec<u32>,
     island_sorted: Vec<u32>,
-    /// Scratch of the second half of the islands when two threads respond: its
-    /// particles (global indices, sorted), its pairs in local indices, and the
-    /// particles' positions, velocities and inverse masses.
-    split: SplitScratch,
+    /// Each island's first particle, which says which thread sweeps it when
+    /// several do.
+    island_key: Vec<u32>,
+    /// Per-range outputs of the parallel passes that list particles or pairs.
+    parts_u32: crate::par::Parts<u32>,
+    parts_hits: crate::par::Parts<(usize, Hit)>,
     /// Pairs of the last full build; later ones come from incremental updates.
     base_len: usize,
     /// Extra growth of the boxes `pairs` was built with, m.
@@ -342,7 +345,9 @@ impl Contacts {
             island_of: Vec::new(),
             island_start: Vec::new(),
             island_sorted: Vec::new(),
-            split: SplitScratch::default(),
+            island_key: Vec::new(),
+            parts_u32: Default::default(),
+            parts_hits: Default::default(),
             base_len: 0,
             margin: 0.0,
             rebuilds: 0,
@@ -558,8 +563,7 @@ impl Contacts {
         let mut report = ContactReport::default();
         // A non-finite state is a blow-up for the health check to report; contact
         // has nothing sound to do with it.
-        let finite = |x: &Vec3s| x.components().iter().all(|c| c.iter().all(|v| v.is_finite()));
-        if self.surfaces.is_empty() || !finite(x0) || !finite(&state.x) {
+        if self.surfaces.is_empty() || !(crate::par::all_finite(x0) && crate::par::all_finite(&state.x)) {
             self.report = report;
             return report;
         }
@@ -676,7 +680,7 @@ impl Contacts {
                     out.push(i as u32);
                 }
             };
-            chunked_by(n, PARTICLE_CHUNK, test, &mut self.moved);
+            crate::par::collect_ranges(n, &mut self.parts_u32, |r, out| r.for_each(|i| test(i, out)), &mut self.moved);
             self.clear_touched();
             if self.moved.is_empty() {
                 return;
@@ -1096,7 +1100,12 @@ impl Contacts {
             }
         };
         self.close.clear();
-        chunked(pairs.len(), detect, &mut self.close);
+        crate::par::collect_ranges(
+            pairs.len(),
+            &mut self.parts_u32,
+            |r, out| r.for_each(|k| detect(k, out)),
+            &mut self.close,
+        );
         // Gauss–Seidel in canonical order.
         self.close.sort_unstable_by_key(|&k| pairs[k as usize].order());
         let found = self.close.len();
@@ -1130,43 +1139,40 @@ impl Contacts {
         let islands = self.islands(particles, state.len());
         // Island after island: an island whose pass changed nothing is done (its
         // next passes would change nothing either), so this does the operations of
-        // the passes over all pairs without their idle rounds. On two threads or
-        // more the islands are cut in two halves of about equal pair counts; the
-        // second half works on copies of its particles (islands share no movable
-        // particle, so the copies see exactly what the passes over all pairs would),
-        // side by side with the first, and its particles are copied back.
+        // the passes over all pairs without their idle rounds. Islands share no
+        // movable particle, so on two threads or more they are taken one at a
+        // time by whichever thread is free, each working on the particles in
+        // place: the result is the same whoever takes which island.
         let (pairs, close, starts) = (&self.pairs, &self.close, &self.island_start);
-        let serial = |islands: std::ops::Range<usize>, x: &mut Vec3s, v: &mut Vec3s, inv: &[f64], pairs: &[Pair]| {
-            for i in islands {
+        let inv = &particles.inv_mass;
+        let threads = rayon::current_num_threads();
+        if islands < 2 || close.len() < SPLIT_MIN_PAIRS || threads == 1 {
+            for i in 0..islands {
                 let mine = &close[starts[i] as usize..starts[i + 1] as usize];
-                respond_close(pairs, mine, x, v, inv, settings);
+                respond_close(pairs, mine, &mut state.x, &mut state.v, inv, settings);
             }
-        };
-        if islands < 2 || close.len() < SPLIT_MIN_PAIRS || rayon::current_num_threads() == 1 {
-            serial(0..islands, &mut state.x, &mut state.v, &particles.inv_mass, pairs);
         } else {
-            // The first island whose start passes half the pairs begins the second half.
-            let half = (close.len() / 2) as u32;
-            let cut = starts[1..islands].iter().position(|&s| s >= half).map_or(islands - 1, |i| i + 1);
-            let split = &mut self.split;
-            split.fill(pairs, &close[starts[cut] as usize..], &state.x, &state.v, &particles.inv_mass);
-            let SplitScratch { ids, local, x: xl, v: vl, inv, all } = split;
-            // The second half's pairs are `local`, in the order of `close`.
-            let offset = starts[cut] as usize;
-            let (x, v) = (&mut state.x, &mut state.v);
-            rayon::join(
-                || serial(0..cut, x, v, &particles.inv_mass, pairs),
-                || {
-                    for i in cut..islands {
-                        let mine = &all[starts[i] as usize - offset..starts[i + 1] as usize - offset];
-                        respond_close(local, mine, xl, vl, inv, settings);
+            // Each island goes to the thread whose share of the particles holds
+            // its pairs' first particle: that thread's passes touched it last, so
+            // its data is in that core's cache.
+            let key = &mut self.island_key;
+            key.clear();
+            key.extend((0..islands).map(|i| pairs[close[starts[i] as usize] as usize].p[0]));
+            let (key, n) = (&*key, state.len());
+            // SAFETY: each island's movable particles are in no other island
+            // (`Contacts::islands`), and `respond_close` adds only to movable
+            // particles (`apply` skips a zero inverse mass), so a row one thread
+            // adds to is touched by no other thread.
+            let (x, v) = unsafe { (SharedRows::new(&mut state.x), SharedRows::new(&mut state.v)) };
+            crate::par::for_ranges(n, |r| {
+                let (mut x, mut v) = (x, v);
+                for i in 0..islands {
+                    if r.contains(&(key[i] as usize)) {
+                        let mine = &close[starts[i] as usize..starts[i + 1] as usize];
+                        respond_close(pairs, mine, &mut x, &mut v, inv, settings);
                     }
-                },
-            );
-            for (l, &g) in ids.iter().enumerate() {
-                state.x.set(g as usize, xl.get(l));
-                state.v.set(g as usize, vl.get(l));
-            }
+                }
+            });
         }
         for &(k, distance) in &shrunk {
             self.pairs[k as usize].distance = distance;
@@ -1301,7 +1307,12 @@ impl Contacts {
             });
         };
         self.hits.clear();
-        chunked(pairs.len(), test, &mut self.hits);
+        crate::par::collect_ranges(
+            pairs.len(),
+            &mut self.parts_hits,
+            |r, out| r.for_each(|k| test(k, out)),
+            &mut self.hits,
+        );
         // The responses take the hits in canonical order.
         self.hits.sort_unstable_by_key(|h| pairs[h.0].order());
         self.pending.clear();
@@ -1670,13 +1681,13 @@ fn in_parts<T: Send>(n: usize, f: impl Fn(std::ops::Range<usize>, &mut Vec<T>) +
 /// apart to it along the normal and, if approaching, gets an impulse with
 /// restitution and Coulomb friction. A pass that finds every pair at its distance
 /// (to round-off) is the last.
-fn respond_close(pairs: &[Pair], close: &[u32], x: &mut Vec3s, v: &mut Vec3s, inv_mass: &[f64], s: ContactSettings) {
+fn respond_close<R: Rows>(pairs: &[Pair], close: &[u32], x: &mut R, v: &mut R, inv_mass: &[f64], s: ContactSettings) {
     let (eps, mu) = (s.restitution, s.friction);
     for _ in 0..s.proximity_iterations.max(1) {
         let mut changed = false;
         for &k in close {
             let pair = &pairs[k as usize];
-            let pos = gather(x, pair.p);
+            let pos = pair.p.map(|i| x.row(i as usize));
             let prox = narrow::proximity(pair.kind, &pos, DVec3::Y);
             if prox.distance >= pair.distance * (1.0 - 1e-9) {
                 continue;
@@ -1710,47 +1721,9 @@ fn respond_close(pairs: &[Pair], close: &[u32], x: &mut Vec3s, v: &mut Vec3s, in
     }
 }
 
-/// Fewest close pairs for which the proximity response is split between two
-/// threads: below it the copies and the hand-over cost more than the half saved.
+/// Fewest close pairs for which the proximity response's islands are shared out
+/// among the threads: below it the hand-over costs more than it saves.
 const SPLIT_MIN_PAIRS: usize = 64;
-
-/// Scratch of the half of the proximity response that works on copies (see
-/// `Contacts::proximity`).
-#[derive(Clone, Debug, Default)]
-struct SplitScratch {
-    ids: Vec<u32>,
-    local: Vec<Pair>,
-    x: Vec3s,
-    v: Vec3s,
-    inv: Vec<f64>,
-    /// 0, 1, 2, …: the local pairs' indices.
-    all: Vec<u32>,
-}
-
-impl SplitScratch {
-    /// Copies the particles of `close` (indices into `pairs`) and their pairs,
-    /// renumbered to the copies.
-    fn fill(&mut self, pairs: &[Pair], close: &[u32], x: &Vec3s, v: &Vec3s, inv_mass: &[f64]) {
-        self.ids.clear();
-        self.ids.extend(close.iter().flat_map(|&k| pairs[k as usize].p));
-        self.ids.sort_unstable();
-        self.ids.dedup();
-        let ids = &self.ids;
-        let local = |g: u32| ids.binary_search(&g).expect("a particle of the half") as u32;
-        self.local.clear();
-        self.local.extend(close.iter().map(|&k| Pair { p: pairs[k as usize].p.map(local), ..pairs[k as usize] }));
-        self.all.clear();
-        self.all.extend(0..close.len() as u32);
-        self.x.resize(ids.len());
-        self.v.resize(ids.len());
-        self.inv.clear();
-        for (l, &g) in ids.iter().enumerate() {
-            self.x.set(l, x.get(g as usize));
-            self.v.set(l, v.get(g as usize));
-            self.inv.push(inv_mass[g as usize]);
-        }
-    }
-}
 
 /// Scratch of one group of an incremental update: the hash of its fresh
 /// primitives, their boxes, and the pairs it found.
@@ -1863,41 +1836,8 @@ impl<'a> Live<'a> {
     }
 }
 
-/// Items per parallel chunk of a contact pass.
+/// Boxes per parallel chunk when a full build fills the primitives' boxes.
 const CHUNK: usize = 512;
-/// Particles per parallel chunk of a per-particle test (a box test takes a few
-/// nanoseconds: smaller chunks cost more to hand out than they save).
-const PARTICLE_CHUNK: usize = 2048;
-
-/// Runs `f(k, out)` for k in 0..n in parallel chunks and appends the outputs to
-/// `dst` in index order: the result does not depend on the thread count.
-fn chunked<T: Send>(n: usize, f: impl Fn(usize, &mut Vec<T>) + Sync, dst: &mut Vec<T>) {
-    chunked_by(n, CHUNK, f, dst);
-}
-
-/// [`chunked`] with chunks of `chunk` indices.
-fn chunked_by<T: Send>(n: usize, chunk: usize, f: impl Fn(usize, &mut Vec<T>) + Sync, dst: &mut Vec<T>) {
-    use rayon::prelude::*;
-    if n <= chunk || rayon::current_num_threads() == 1 {
-        for k in 0..n {
-            f(k, dst);
-        }
-        return;
-    }
-    let parts: Vec<Vec<T>> = (0..n.div_ceil(chunk))
-        .into_par_iter()
-        .map(|c| {
-            let mut out = Vec::new();
-            for k in c * chunk..((c + 1) * chunk).min(n) {
-                f(k, &mut out);
-            }
-            out
-        })
-        .collect();
-    for p in parts {
-        dst.extend(p);
-    }
-}
 
 /// True when the two sides of a stencil sweeping from `a` to `b` stay farther apart
 /// than `eta` (their swept boxes do not meet).
@@ -1919,17 +1859,46 @@ fn outer(a: DVec3, b: DVec3) -> DMat3 {
     DMat3::from_cols(a * b.x, a * b.y, a * b.z)
 }
 
+/// Per-particle vectors the responses read and add to: a [`Vec3s`] itself, or
+/// a view of one shared among threads that work on disjoint islands.
+trait Rows {
+    fn row(&self, i: usize) -> DVec3;
+    fn add_row(&mut self, i: usize, d: DVec3);
+}
+
+impl Rows for Vec3s {
+    #[inline]
+    fn row(&self, i: usize) -> DVec3 {
+        self.get(i)
+    }
+    #[inline]
+    fn add_row(&mut self, i: usize, d: DVec3) {
+        self.add(i, d);
+    }
+}
+
+impl Rows for SharedRows<'_> {
+    #[inline]
+    fn row(&self, i: usize) -> DVec3 {
+        self.get(i)
+    }
+    #[inline]
+    fn add_row(&mut self, i: usize, d: DVec3) {
+        self.add(i, d);
+    }
+}
+
 /// Positions of a stencil's particles.
 fn gather(x: &Vec3s, p: [u32; 4]) -> [DVec3; 4] {
     x.gather(&p)
 }
 
 /// Σ w_k u_k over the stencil (a relative position or velocity).
-fn relative(u: &Vec3s, pair: &Pair, prox: &Proximity) -> DVec3 {
+fn relative(u: &impl Rows, pair: &Pair, prox: &Proximity) -> DVec3 {
     let mut r = DVec3::ZERO;
     for (k, &p) in pair.p.iter().enumerate() {
         if prox.w[k] != 0.0 {
-            r += prox.w[k] * u.get(p as usize);
+            r += prox.w[k] * u.row(p as usize);
         }
     }
     r
@@ -1942,11 +1911,11 @@ fn effective_inverse_mass(inv_mass: &[f64], pair: &Pair, prox: &Proximity) -> f6
 
 /// Adds w_k / m_k × `impulse` to each stencil particle's entry of `u` (a position
 /// change or a velocity change): the stencil's Σ w_k u_k then changes by k × impulse.
-fn apply(u: &mut Vec3s, inv_mass: &[f64], pair: &Pair, prox: &Proximity, impulse: DVec3) {
+fn apply(u: &mut impl Rows, inv_mass: &[f64], pair: &Pair, prox: &Proximity, impulse: DVec3) {
     for (k, &p) in pair.p.iter().enumerate() {
         let f = prox.w[k] * inv_mass[p as usize];
         if f != 0.0 {
-            u.add(p as usize, impulse * f);
+            u.add_row(p as usize, impulse * f);
         }
     }
 }
