@@ -671,16 +671,33 @@ impl Contacts {
     fn ensure_pairs(&mut self, x0: &Vec3s, x1: &Vec3s) {
         let n = x0.len();
         if self.built_lo.len() == n {
-            let (lo, hi) = (&self.built_lo, &self.built_hi);
-            let inside = |i: usize, p: DVec3| p.cmpge(lo.get(i)).all() && p.cmple(hi.get(i)).all();
+            let (lo, hi) = (self.built_lo.components(), self.built_hi.components());
+            let (a, b) = (x0.components(), x1.components());
             let limit = (n / INCREMENTAL_SHARE).max(INCREMENTAL_MIN);
             self.moved.clear();
-            let test = |i: usize, out: &mut Vec<u32>| {
-                if !(inside(i, x0.get(i)) && inside(i, x1.get(i))) {
-                    out.push(i as u32);
+            // Axis by axis over the component arrays, without early exits (the
+            // comparisons vectorise); a particle's index is listed when either end
+            // of its sweep lies outside its box.
+            let test = |r: std::ops::Range<usize>, out: &mut Vec<u32>| {
+                let mut outside = [false; 256];
+                let mut first = r.start;
+                while first < r.end {
+                    let len = (r.end - first).min(outside.len());
+                    let flags = &mut outside[..len];
+                    flags.fill(false);
+                    for axis in 0..3 {
+                        let rows = first..first + len;
+                        let (lo, hi, a, b) =
+                            (&lo[axis][rows.clone()], &hi[axis][rows.clone()], &a[axis][rows.clone()], &b[axis][rows]);
+                        for (k, flag) in flags.iter_mut().enumerate() {
+                            *flag |= !((a[k] >= lo[k]) & (a[k] <= hi[k]) & (b[k] >= lo[k]) & (b[k] <= hi[k]));
+                        }
+                    }
+                    out.extend(flags.iter().enumerate().filter(|&(_, &f)| f).map(|(k, _)| (first + k) as u32));
+                    first += len;
                 }
             };
-            crate::par::collect_ranges(n, &mut self.parts_u32, |r, out| r.for_each(|i| test(i, out)), &mut self.moved);
+            crate::par::collect_ranges(n, &mut self.parts_u32, test, &mut self.moved);
             self.clear_touched();
             if self.moved.is_empty() {
                 return;
