@@ -319,14 +319,9 @@ impl PyWorld {
         while done < n {
             let k = chunk.min(n - done);
             let start = Instant::now();
-            let result = py.detach(|| {
-                pool.install(|| {
-                    for _ in 0..k {
-                        world.step()?;
-                    }
-                    Ok::<(), wobble::StepError>(())
-                })
-            });
+            // `World::run` keeps the pool's other threads waiting for the passes
+            // through the chunk (`World::with_helpers`).
+            let result = py.detach(|| pool.install(|| world.run(k)));
             result.map_err(|e| SimulationError::new_err(e.to_string()))?;
             done += k;
             py.check_signals()?;
