@@ -4,8 +4,11 @@
 //!
 //! Boxes are inserted into every cell they overlap; a counting pass groups them so a
 //! cell's contents are one contiguous run (boxes stored inline, in single precision
-//! rounded outwards) found through an open-addressing table. Query results depend
-//! only on the boxes, never on thread count or hash iteration order.
+//! rounded outwards) found through an open-addressing table. A box is tested against
+//! a run 64 boxes at a time over coordinate arrays, without branches, so the
+//! comparisons vectorise (a full build of the crumple's pair list 6.3–6.5 → 5.6–5.7
+//! ms; a cell's run holds about 40 boxes there). Query results depend only on the
+//! boxes, never on thread count or hash iteration order.
 
 use glam::DVec3;
 
@@ -36,6 +39,9 @@ impl Aabb {
         !(self.lo.cmpgt(o.hi).any() || o.lo.cmpgt(self.hi).any())
     }
 }
+
+/// Boxes of a cell tested against one box at a time by [`SpatialHash::scan`].
+const SCAN: usize = 64;
 
 /// Most cells one box may cover along an axis before it is clamped to a coarser
 /// footprint (a primitive that moved very far in one step): such a box is kept on a
@@ -96,6 +102,10 @@ pub struct SpatialHash {
     entry_slot: Vec<u32>,
     /// The boxes grouped by cell (each group in box order).
     grouped: Vec<Entry>,
+    /// The grouped boxes' corners again, one array per coordinate (lower x, y,
+    /// z, upper x, y, z), so that a box is tested against a run of a cell's
+    /// boxes several at a time (see [`SpatialHash::scan`]).
+    bounds: [Vec<f32>; 6],
     /// Open-addressing table: (cell key, first index into `grouped`, count);
     /// count 0 = empty.
     table: Vec<(u64, u32, u32)>,
@@ -150,6 +160,10 @@ impl SpatialHash {
         }
         self.grouped.clear();
         self.grouped.resize(incidences, Entry::default());
+        for b in &mut self.bounds {
+            b.clear();
+            b.resize(incidences, 0.0);
+        }
         // Fill each group from its start; `table.1` runs ahead and is reset after.
         let mut n = 0;
         for &(e, large) in &self.scratch {
@@ -160,7 +174,12 @@ impl SpatialHash {
             let cells = (0..3).map(|a| (hi[a] - lo[a] + 1) as usize).product::<usize>();
             for &s in &self.entry_slot[n..n + cells] {
                 let t = &mut self.table[s as usize];
-                self.grouped[t.1 as usize] = e;
+                let at = t.1 as usize;
+                self.grouped[at] = e;
+                for a in 0..3 {
+                    self.bounds[a][at] = e.lo[a];
+                    self.bounds[3 + a][at] = e.hi[a];
+                }
                 t.1 += 1;
             }
             n += cells;
@@ -228,18 +247,53 @@ impl SpatialHash {
         e
     }
 
-    fn run(&self, k: u64) -> &[Entry] {
+    /// The indices into `grouped` of the boxes in the cell of key `k`.
+    fn run(&self, k: u64) -> std::ops::Range<usize> {
         let mask = self.table.len() - 1;
         let mut s = slot(k, mask);
         loop {
             let (key, start, len) = self.table[s];
             if len == 0 {
-                return &[];
+                return 0..0;
             }
             if key == k {
-                return &self.grouped[start as usize..(start + len) as usize];
+                return start as usize..(start + len) as usize;
             }
             s = (s + 1) & mask;
+        }
+    }
+
+    /// Calls `hit(j)`, in order, for each j of `range` (indices into `grouped`)
+    /// whose box overlaps `a`. The boxes are tested [`SCAN`] at a time over the
+    /// coordinate arrays without branches (the comparisons vectorise), and the
+    /// flags are read eight at a time: most tests fail.
+    #[inline]
+    fn scan(&self, a: &Entry, range: std::ops::Range<usize>, mut hit: impl FnMut(usize)) {
+        let mut flags = [0u8; SCAN];
+        let mut first = range.start;
+        while first < range.end {
+            let m = (range.end - first).min(SCAN);
+            let [lx, ly, lz, hx, hy, hz] = self.bounds.each_ref().map(|c| &c[first..first + m]);
+            for (k, flag) in flags[..m].iter_mut().enumerate() {
+                *flag = u8::from(
+                    (a.lo[0] <= hx[k])
+                        & (lx[k] <= a.hi[0])
+                        & (a.lo[1] <= hy[k])
+                        & (ly[k] <= a.hi[1])
+                        & (a.lo[2] <= hz[k])
+                        & (lz[k] <= a.hi[2]),
+                );
+            }
+            flags[m..m.next_multiple_of(8)].fill(0);
+            for (c, eight) in flags[..m.next_multiple_of(8)].chunks_exact(8).enumerate() {
+                let mut w = u64::from_le_bytes(eight.try_into().expect("eight flags"));
+                while w != 0 {
+                    // Each flag is 0 or 1: the lowest set bit is a whole flag.
+                    hit(first + 8 * c + (w.trailing_zeros() / 8) as usize);
+                    w &= w - 1;
+                }
+            }
+            first += m;
         }
     }
 
@@ -269,13 +323,15 @@ impl SpatialHash {
             if len < 2 {
                 continue;
             }
-            let run = &self.grouped[start as usize..(start + len) as usize];
-            for (i, a) in run.iter().enumerate() {
-                for b in &run[i + 1..] {
-                    if a.overlaps(b) && self.reports(a, b, cell) {
+            let end = (start + len) as usize;
+            for i in start as usize..end {
+                let a = &self.grouped[i];
+                self.scan(a, i + 1..end, |j| {
+                    let b = &self.grouped[j];
+                    if self.reports(a, b, cell) {
                         f(a.idx, b.idx);
                     }
-                }
+                });
             }
         }
     }
@@ -306,11 +362,12 @@ impl SpatialHash {
                 continue;
             }
             for a in &self.grouped[start as usize..(start + len) as usize] {
-                for b in theirs {
-                    if a.overlaps(b) && self.reports(a, b, cell) {
+                other.scan(a, theirs.clone(), |j| {
+                    let b = &other.grouped[j];
+                    if self.reports(a, b, cell) {
                         f(a.idx, b.idx);
                     }
-                }
+                });
             }
         }
     }
@@ -353,18 +410,16 @@ impl SpatialHash {
         for i in lo[0]..=hi[0] {
             for j in lo[1]..=hi[1] {
                 for k in lo[2]..=hi[2] {
-                    for e in self.run(key([i, j, k])) {
-                        if !e.overlaps(&q) {
-                            continue;
-                        }
+                    self.scan(&q, self.run(key([i, j, k])), |at| {
                         // Report the pair only from the cell holding the lower corner
                         // of the two boxes' intersection, max(e.lo, q.lo), whose cell
                         // is the componentwise max of the corners' cells.
+                        let e = &self.grouped[at];
                         let c = e.cell.map(i64::from);
                         if c[0].max(lo[0]) == i && c[1].max(lo[1]) == j && c[2].max(lo[2]) == k {
                             f(e.idx);
                         }
-                    }
+                    });
                 }
             }
         }
@@ -401,13 +456,12 @@ mod tests {
         boxes
     }
 
-    #[test]
-    fn joins_find_each_overlapping_pair_once() {
-        let a = random_boxes(400, 7, 0.12);
-        let b = random_boxes(250, 99, 0.08);
+    /// Checks the self-join of `a` and the join of `a` with `b` (cells of edge
+    /// `cell`) against all pairs: each overlapping pair once, nothing else.
+    fn assert_joins_match_brute_force(a: &[Aabb], b: &[Aabb], cell: f64) {
         let (mut ha, mut hb) = (SpatialHash::default(), SpatialHash::default());
-        ha.build(&a, 0.1);
-        hb.build(&b, 0.1);
+        ha.build(a, cell);
+        hb.build(b, cell);
         // Self-join against all pairs.
         let mut found = Vec::new();
         ha.self_join(0..ha.slots() / 2, |i, j| found.push((i, j)));
@@ -446,6 +500,31 @@ mod tests {
     }
 
     #[test]
+    fn joins_find_each_overlapping_pair_once() {
+        assert_joins_match_brute_force(&random_boxes(400, 7, 0.12), &random_boxes(250, 99, 0.08), 0.1);
+    }
+
+    #[test]
+    fn crowded_cells_are_scanned_whole() {
+        // Hundreds of boxes in a few cells: each cell's run is longer than the
+        // boxes tested at once (`SCAN`) and ends off a multiple of eight, so the
+        // scan's blocks, its tails and its eight-flag reads all take part.
+        let crowd = |n: usize, seed: u64| -> Vec<Aabb> {
+            // Inside [0.1, 0.4]³ (one cell of 0.5 m), but for the set's
+            // large boxes.
+            let o = DVec3::splat(0.25);
+            random_boxes(n, seed, 0.05).into_iter().map(|b| Aabb { lo: o + b.lo * 0.15, hi: o + b.hi * 0.15 }).collect()
+        };
+        let (a, b) = (crowd(701, 3), crowd(333, 5));
+        let mut hash = SpatialHash::default();
+        hash.build(&a, 0.5);
+        let longest = hash.table.iter().map(|t| t.2).max().unwrap_or(0);
+        assert!(longest as usize > 3 * SCAN, "a run of {longest} boxes");
+        assert_joins_match_brute_force(&a, &b, 0.5);
+        assert_queries_match_brute_force(&a, 0.5);
+    }
+
+    #[test]
     fn hash_finds_every_overlap_that_brute_force_finds() {
         // Boxes on a jittered lattice; compare against all-pairs overlap.
         let mut boxes = Vec::new();
@@ -460,9 +539,15 @@ mod tests {
             boxes.push(Aabb { lo: c - e, hi: c + e });
         }
         boxes.push(Aabb { lo: DVec3::splat(-10.0), hi: DVec3::splat(10.0) });
+        assert_queries_match_brute_force(&boxes, 0.15);
+    }
+
+    /// Checks [`SpatialHash::for_each_overlap`] with every box of `boxes` as the
+    /// query against a test of all boxes.
+    fn assert_queries_match_brute_force(boxes: &[Aabb], cell: f64) {
         let mut hash = SpatialHash::default();
-        hash.build(&boxes, 0.15);
-        for q in &boxes {
+        hash.build(boxes, cell);
+        for q in boxes {
             let mut found = Vec::new();
             hash.for_each_overlap(q, |i| found.push(i));
             found.sort_unstable();
