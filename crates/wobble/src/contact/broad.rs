@@ -93,6 +93,14 @@ impl Entry {
     }
 }
 
+/// A grouped box's index and the cell of its lower corner (its corners are in
+/// `SpatialHash::bounds`).
+#[derive(Clone, Copy, Debug, Default)]
+struct Grouped {
+    idx: u32,
+    cell: [i32; 3],
+}
+
 /// A spatial hash of boxes. See the module docs.
 #[derive(Clone, Debug, Default)]
 pub struct SpatialHash {
@@ -100,11 +108,12 @@ pub struct SpatialHash {
     inv_cell: f64,
     /// Table slot of each (box, cell) incidence, in box order.
     entry_slot: Vec<u32>,
-    /// The boxes grouped by cell (each group in box order).
-    grouped: Vec<Entry>,
-    /// The grouped boxes' corners again, one array per coordinate (lower x, y,
-    /// z, upper x, y, z), so that a box is tested against a run of a cell's
-    /// boxes several at a time (see [`SpatialHash::scan`]).
+    /// The boxes grouped by cell (each group in box order): their indices and
+    /// lower corners' cells ...
+    grouped: Vec<Grouped>,
+    /// ... and their corners, one array per coordinate (lower x, y, z, upper x,
+    /// y, z), so that a box is tested against a run of a cell's boxes several at
+    /// a time (see [`SpatialHash::scan`]).
     bounds: [Vec<f32>; 6],
     /// Open-addressing table: (cell key, first index into `grouped`, count);
     /// count 0 = empty.
@@ -159,7 +168,7 @@ impl SpatialHash {
             next += t.2;
         }
         self.grouped.clear();
-        self.grouped.resize(incidences, Entry::default());
+        self.grouped.resize(incidences, Grouped::default());
         for b in &mut self.bounds {
             b.clear();
             b.resize(incidences, 0.0);
@@ -175,7 +184,7 @@ impl SpatialHash {
             for &s in &self.entry_slot[n..n + cells] {
                 let t = &mut self.table[s as usize];
                 let at = t.1 as usize;
-                self.grouped[at] = e;
+                self.grouped[at] = Grouped { idx: e.idx, cell: e.cell };
                 for a in 0..3 {
                     self.bounds[a][at] = e.lo[a];
                     self.bounds[3 + a][at] = e.hi[a];
@@ -247,6 +256,13 @@ impl SpatialHash {
         e
     }
 
+    /// Grouped box `i` whole.
+    fn entry_at(&self, i: usize) -> Entry {
+        let b = &self.bounds;
+        let Grouped { idx, cell } = self.grouped[i];
+        Entry { lo: [b[0][i], b[1][i], b[2][i]], hi: [b[3][i], b[4][i], b[5][i]], idx, cell }
+    }
+
     /// The indices into `grouped` of the boxes in the cell of key `k`.
     fn run(&self, k: u64) -> std::ops::Range<usize> {
         let mask = self.table.len() - 1;
@@ -306,8 +322,8 @@ impl SpatialHash {
 
     /// True when boxes `a` and `b`, both in the cell of key `cell`, are reported
     /// from it: it holds the lower corner of their intersection, max(a.lo, b.lo).
-    fn reports(&self, a: &Entry, b: &Entry, cell: u64) -> bool {
-        let (ca, cb) = (a.cell.map(i64::from), b.cell.map(i64::from));
+    fn reports(a: [i32; 3], b: [i32; 3], cell: u64) -> bool {
+        let (ca, cb) = (a.map(i64::from), b.map(i64::from));
         // Keys alias only cells 2²¹ apart, farther than a box that is not large
         // can reach, so equal keys mean the same cell here.
         key([ca[0].max(cb[0]), ca[1].max(cb[1]), ca[2].max(cb[2])]) == cell
@@ -325,10 +341,10 @@ impl SpatialHash {
             }
             let end = (start + len) as usize;
             for i in start as usize..end {
-                let a = &self.grouped[i];
-                self.scan(a, i + 1..end, |j| {
+                let a = self.entry_at(i);
+                self.scan(&a, i + 1..end, |j| {
                     let b = &self.grouped[j];
-                    if self.reports(a, b, cell) {
+                    if Self::reports(a.cell, b.cell, cell) {
                         f(a.idx, b.idx);
                     }
                 });
@@ -361,10 +377,11 @@ impl SpatialHash {
             if theirs.is_empty() {
                 continue;
             }
-            for a in &self.grouped[start as usize..(start + len) as usize] {
-                other.scan(a, theirs.clone(), |j| {
+            for i in start as usize..(start + len) as usize {
+                let a = self.entry_at(i);
+                other.scan(&a, theirs.clone(), |j| {
                     let b = &other.grouped[j];
-                    if self.reports(a, b, cell) {
+                    if Self::reports(a.cell, b.cell, cell) {
                         f(a.idx, b.idx);
                     }
                 });
