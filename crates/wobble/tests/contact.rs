@@ -328,30 +328,54 @@ fn winding_number_is_one_inside_a_closed_surface_and_zero_outside() {
 }
 
 /// Contact results are bit-identical for one and two threads (the parallel passes
-/// concatenate fixed chunks in order).
+/// concatenate their ranges' finds in order; islands are swept whole by one thread).
 #[test]
 fn crumple_is_bit_identical_for_one_and_two_threads() {
-    let run = |threads: usize| {
+    // `n` × `n` crumple, `steps` steps of `dt` on `threads` threads, stepped one
+    // at a time or inside `World::with_helpers` (the passes then go to fixed
+    // shares).
+    let run = |(n, dt, steps): (usize, f64, u32), threads: usize, helpers: bool| {
         let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
         pool.install(|| {
-            let mut w = wobble::build::crumple::crumple_world(24, IntegratorKind::SymplecticEuler, 5e-4, true).unwrap();
+            let mut w = wobble::build::crumple::crumple_world(n, IntegratorKind::SymplecticEuler, dt, true).unwrap();
             let (mut hits, mut most_close) = (0, 0);
-            for _ in 0..300 {
-                w.step().unwrap();
-                hits += w.last_contact().ccd_hits + w.last_contact().proximity;
-                most_close = most_close.max(w.last_contact().proximity);
+            let mut steps = |w: &mut wobble::World| {
+                for _ in 0..steps {
+                    w.step().unwrap();
+                    hits += w.last_contact().ccd_hits + w.last_contact().proximity;
+                    most_close = most_close.max(w.last_contact().proximity);
+                }
+            };
+            if helpers {
+                w.with_helpers(|w| steps(w))
+            } else {
+                steps(&mut w)
             }
-            assert!(w.last_contact().pairs > 2 * 512, "too few pairs to exercise the parallel passes");
-            // Enough close pairs for the proximity response to split its islands
-            // between the two threads (at 64).
-            assert!(most_close >= 64, "too few close pairs to split the response: {most_close}");
+            if n >= 48 {
+                let pairs = w.last_contact().pairs;
+                assert!(pairs >= 2 * wobble::par::MIN_BLOCK, "{pairs} pairs: too few to split the pair passes");
+            }
+            // Enough close pairs for the proximity response to share its islands
+            // out between the threads (from 64).
+            assert!(most_close >= 64, "too few close pairs to share the response out: {most_close}");
             (w.state.x.to_vecs(), w.state.v.to_vecs(), hits)
         })
     };
-    let (x1, v1, h1) = run(1);
-    let (x2, v2, h2) = run(2);
-    assert!(h1 > 0, "the crumple never touched itself");
-    assert_eq!(h1, h2);
     let bits = |a: &[DVec3]| a.iter().flat_map(|p| p.to_array().map(f64::to_bits)).collect::<Vec<u64>>();
-    assert!(bits(&x1) == bits(&x2) && bits(&v1) == bits(&v2), "positions or velocities differ between 1 and 2 threads");
+    // At 24 × 24 the per-particle and per-pair passes run on one thread and only
+    // the full builds' joins split; at 48 × 48 (2,304 particles, two blocks of at
+    // least `par::MIN_BLOCK`) every pass splits, under the helpers in fixed shares.
+    assert!(48 * 48 >= 2 * wobble::par::MIN_BLOCK);
+    let (small, large) = ((24, 5e-4, 300), (48, 1e-4, 1500));
+    let one = [run(small, 1, false), run(large, 1, false)];
+    for (case, helpers, (x1, v1, h1)) in [(small, false, &one[0]), (large, false, &one[1]), (large, true, &one[1])] {
+        let n = case.0;
+        let (x2, v2, h2) = run(case, 2, helpers);
+        assert!(*h1 > 0, "{n}: the crumple never touched itself");
+        assert_eq!(*h1, h2, "{n}");
+        assert!(
+            bits(x1) == bits(&x2) && bits(v1) == bits(&v2),
+            "{n} × {n}, helpers {helpers}: positions or velocities differ between 1 and 2 threads"
+        );
+    }
 }
