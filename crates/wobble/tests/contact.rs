@@ -365,7 +365,7 @@ fn crumple_is_bit_identical_for_one_and_two_threads() {
     // At 24 × 24 the per-particle and per-pair passes run on one thread and only
     // the full builds' joins split; at 48 × 48 (2,304 particles, two blocks of at
     // least `par::MIN_BLOCK`) every pass splits, under the helpers in fixed shares.
-    assert!(48 * 48 >= 2 * wobble::par::MIN_BLOCK);
+    const { assert!(48 * 48 >= 2 * wobble::par::MIN_BLOCK) };
     let (small, large) = ((24, 5e-4, 300), (48, 1e-4, 1500));
     let one = [run(small, 1, false), run(large, 1, false)];
     for (case, helpers, (x1, v1, h1)) in [(small, false, &one[0]), (large, false, &one[1]), (large, true, &one[1])] {
