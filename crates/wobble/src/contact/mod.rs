@@ -1883,27 +1883,23 @@ trait Rows {
     fn add_row(&mut self, i: usize, d: DVec3);
 }
 
-impl Rows for Vec3s {
-    #[inline]
-    fn row(&self, i: usize) -> DVec3 {
-        self.get(i)
-    }
-    #[inline]
-    fn add_row(&mut self, i: usize, d: DVec3) {
-        self.add(i, d);
-    }
+/// [`Rows`] through a type's own `get` and `add`.
+macro_rules! rows_by_get_and_add {
+    ($($t:ty),*) => {$(
+        impl Rows for $t {
+            #[inline]
+            fn row(&self, i: usize) -> DVec3 {
+                self.get(i)
+            }
+            #[inline]
+            fn add_row(&mut self, i: usize, d: DVec3) {
+                self.add(i, d);
+            }
+        }
+    )*};
 }
 
-impl Rows for SharedRows<'_> {
-    #[inline]
-    fn row(&self, i: usize) -> DVec3 {
-        self.get(i)
-    }
-    #[inline]
-    fn add_row(&mut self, i: usize, d: DVec3) {
-        self.add(i, d);
-    }
-}
+rows_by_get_and_add!(Vec3s, SharedRows<'_>);
 
 /// Positions of a stencil's particles.
 fn gather(x: &Vec3s, p: [u32; 4]) -> [DVec3; 4] {
