@@ -1157,9 +1157,9 @@ impl Contacts {
         // Island after island: an island whose pass changed nothing is done (its
         // next passes would change nothing either), so this does the operations of
         // the passes over all pairs without their idle rounds. Islands share no
-        // movable particle, so on two threads or more they are taken one at a
-        // time by whichever thread is free, each working on the particles in
-        // place: the result is the same whoever takes which island.
+        // movable particle, so on two threads or more they are swept side by
+        // side, each whole by one thread, on the particles in place: the result
+        // is the same whichever thread sweeps which island.
         let (pairs, close, starts) = (&self.pairs, &self.close, &self.island_start);
         let inv = &particles.inv_mass;
         let threads = rayon::current_num_threads();
