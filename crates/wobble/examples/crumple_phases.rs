@@ -35,19 +35,26 @@ fn main() {
     let (mut b, mut n, mut r, mut rebuilds) = (0.0, 0.0, 0.0, 0);
     let (mut forces, mut jacobian, mut solve, mut iterations) = (0.0, 0.0, 0.0, 0u64);
     let start = std::time::Instant::now();
-    for _ in 0..steps {
-        w.step().expect("step");
-        let c = w.last_contact();
-        b += c.seconds_broad;
-        n += c.seconds_narrow;
-        r += c.seconds_response;
-        rebuilds += c.rebuilds;
-        let s = w.last_report();
-        forces += s.seconds_forces;
-        jacobian += s.seconds_jacobian;
-        solve += s.seconds_preconditioner + s.seconds_solve;
-        iterations += u64::from(s.iterations);
-    }
+    // The steps run as a run loop runs them: in a pool (`RAYON_NUM_THREADS`
+    // threads) with the helpers kept waiting between steps (`World::with_helpers`).
+    let pool = rayon::ThreadPoolBuilder::new().build().expect("pool");
+    pool.install(|| {
+        w.with_helpers(|w| {
+            for _ in 0..steps {
+                w.step().expect("step");
+                let c = w.last_contact();
+                b += c.seconds_broad;
+                n += c.seconds_narrow;
+                r += c.seconds_response;
+                rebuilds += c.rebuilds;
+                let s = w.last_report();
+                forces += s.seconds_forces;
+                jacobian += s.seconds_jacobian;
+                solve += s.seconds_preconditioner + s.seconds_solve;
+                iterations += u64::from(s.iterations);
+            }
+        });
+    });
     let ms = |s: f64| 1e3 * s / steps as f64;
     println!(
         "per step ms: total {:.3} broad {:.3} narrow {:.3} response {:.3}; pair-list rebuilds per step {:.2}",
