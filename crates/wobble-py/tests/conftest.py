@@ -2,6 +2,7 @@
 
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +22,16 @@ def wobble_bin() -> Path:
     if not path.is_file():
         pytest.fail(f"the wobble binary is missing at {path}: run `cargo build -p wobble-cli` (scripts/python.sh does)")
     return path
+
+
+def start_python(code: str) -> subprocess.Popen:
+    """Starts `python -c code` with text pipes, Ctrl-C raising KeyboardInterrupt in it
+    as in a terminal: a test run started in the background by a shell without job
+    control has SIGINT ignored, and a Python started with it ignored keeps it so."""
+    prelude = "import signal; signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+    return subprocess.Popen(
+        [sys.executable, "-c", prelude + code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
 
 
 def run_cli(wobble_bin, *args, cwd=REPO):

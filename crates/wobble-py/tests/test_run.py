@@ -3,8 +3,6 @@ byte for byte; refusals; Ctrl-C ends the run interrupted and resumable."""
 
 import json
 import signal
-import subprocess
-import sys
 import textwrap
 import time
 from pathlib import Path
@@ -12,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import wobble
-from conftest import run_cli
+from conftest import run_cli, start_python
 
 CLOTH = "scenes/bench/cloth-32.toml"
 CLOTH64 = "scenes/bench/cloth-64.toml"
@@ -95,11 +93,15 @@ def test_ctrl_c_ends_a_run_interrupted_and_resume_finishes_it_bit_for_bit(repo, 
             print("interrupted", flush=True)
         """
     )
-    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    assert p.stdout.readline().strip() == "ready"
-    time.sleep(0.4)
-    p.send_signal(signal.SIGINT)
-    out, err = p.communicate(timeout=60)
+    p = start_python(code)
+    try:
+        assert p.stdout.readline().strip() == "ready"
+        time.sleep(0.4)
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=60)
+    finally:
+        # A child the signal missed must not keep stepping into the next tests.
+        p.kill()
     assert p.returncode == 0 and out.strip() == "interrupted", (out, err)
     manifest = json.loads((tmp_path / "cut" / "run.json").read_text())
     assert manifest["status"] == "interrupted" and 0 < manifest["steps_done"] < steps, manifest

@@ -1,8 +1,7 @@
 """Worlds from Python: the same numbers as the CLI, bit for bit; stepping with the
 GIL released; Ctrl-C; drags, pins, checkpoints, frames."""
 
-import subprocess
-import sys
+import signal
 import textwrap
 import threading
 import time
@@ -11,7 +10,7 @@ import numpy as np
 import pytest
 
 import wobble
-from conftest import read_ply_vertices, run_cli
+from conftest import read_ply_vertices, run_cli, start_python
 
 CLOTH = "scenes/bench/cloth-32.toml"
 
@@ -188,12 +187,16 @@ def test_ctrl_c_interrupts_a_long_step_and_leaves_the_world_valid(repo):
         sys.exit(1)
         """
     )
-    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    assert p.stdout.readline().strip() == "ready"
-    time.sleep(1.0)
-    sent = time.perf_counter()
-    p.send_signal(__import__("signal").SIGINT)
-    out, err = p.communicate(timeout=30)
+    p = start_python(code)
+    try:
+        assert p.stdout.readline().strip() == "ready"
+        time.sleep(1.0)
+        sent = time.perf_counter()
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=30)
+    finally:
+        # A child the signal missed must not keep stepping into the next tests.
+        p.kill()
     assert p.returncode == 0, err
     assert time.perf_counter() - sent < 5.0
     assert out.startswith("interrupted"), out
