@@ -512,7 +512,7 @@ impl Contacts {
     /// separate.
     pub fn start(&mut self, topology: &Topology, x: &Vec3s) -> Vec<(String, String, f64)> {
         self.excluded.clear();
-        if !x.components().iter().all(|c| c.iter().all(|v| v.is_finite())) {
+        if !crate::par::all_finite(x) {
             return Vec::new();
         }
         self.broad_phase(x, x);
