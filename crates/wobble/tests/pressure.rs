@@ -152,6 +152,24 @@ fn pressure_forces_sum_to_zero_and_exert_no_torque_on_any_closed_surface() {
 }
 
 #[test]
+fn a_surface_wound_inward_is_refused_naming_its_volume() {
+    // An inward-wound surface encloses a negative volume: its gas (nRT / V < 0)
+    // would pull it in. `reversed` turns a sphere's and a ring's winding over.
+    let mut rng = Rng::new(43);
+    for (surface, state, _) in
+        [deformed_sphere(&mut rng, SphereMesh::Uniform { level: 1 }, 0.5, 0.0), deformed_ring(&mut rng, 9, 0.5)]
+    {
+        assert!(PressureSurface::new("outer", surface.clone(), 10.0, &state.x).is_ok());
+        let inward = surface.reversed();
+        let v = inward.measure(&state.x);
+        assert!(v < 0.0, "the reversed surface encloses {v}");
+        let err = PressureSurface::new("outer", inward, 10.0, &state.x).unwrap_err();
+        assert_eq!(err, wobble::force::pressure::SurfaceError::NotOutward(v));
+        assert!(err.to_string().contains("wound outward"), "{err}");
+    }
+}
+
+#[test]
 fn pressure_force_is_minus_the_gradient_of_minus_nrt_log_volume() {
     // f_i = −∂U/∂x_i with U = −nRT ln(V/V_ref): central differences of U with step
     // 1e-6 m have truncation error ~1e-12 relative and rounding ~1e-16 · U / 1e-6;

@@ -258,12 +258,17 @@ impl ForceTerm for GridElasticity {
         e
     }
 
-    /// Exact ∂f/∂x (no velocity dependence).
+    /// Exact ∂f/∂x (no velocity dependence). A sink that asks for a definite
+    /// matrix ([`JacobianSink::definite`]) gets each length constraint's block with
+    /// its negative stiffnesses (along and across the link) cut to zero, and each
+    /// angle constraint's rank-one part η g gᵀ without the α (c_u c_wᵀ + c_w c_uᵀ)
+    /// term, which has eigenvalues of both signs whenever α ≠ 0.
     fn add_jacobian(&self, ctx: &ForceContext<'_>, sink: &mut dyn JacobianSink) {
         // Position-only forces: nothing for a sink that wants ∂f/∂v alone.
         if !sink.wants_dfdx() {
             return;
         }
+        let definite = sink.definite();
         let x = &ctx.state.x;
         let l = &self.lengths;
         for k in 0..l.p.len() {
@@ -273,7 +278,15 @@ impl ForceTerm for GridElasticity {
             let (phi, dphi) = self.phi(k, s2 * d.length_squared() - l.g0[k]);
             // F_q = −φ s² d: ∂F_q/∂r_q = −s² (φ I + 2 s² φ' d dᵀ).
             let dd = DMat3::from_cols(d * d.x, d * d.y, d * d.z);
-            let block = -(DMat3::IDENTITY * (phi * s2) + dd * (2.0 * s2 * s2 * dphi));
+            let block = if definite {
+                // −s² (φ (I − n nᵀ) + (φ + 2 s² φ' |d|²) n nᵀ), each stiffness ≥ 0.
+                let r2 = d.length_squared();
+                let nn = if r2 > 0.0 { dd * (1.0 / r2) } else { DMat3::ZERO };
+                let along = phi + 2.0 * s2 * dphi * r2;
+                -((DMat3::IDENTITY - nn) * (phi.max(0.0) * s2) + nn * (along.max(0.0) * s2))
+            } else {
+                -(DMat3::IDENTITY * (phi * s2) + dd * (2.0 * s2 * s2 * dphi))
+            };
             sink.add_dfdx(q, q, block);
             sink.add_dfdx(p, p, block);
             sink.add_dfdx(p, q, -block);
@@ -297,7 +310,7 @@ impl ForceTerm for GridElasticity {
             for n in 0..3 {
                 for m in 0..3 {
                     let outer = DMat3::from_cols(g[n] * g[m].x, g[n] * g[m].y, g[n] * g[m].z);
-                    let iso = alpha * si * sj * (cu[n] * cw[m] + cw[n] * cu[m]);
+                    let iso = if definite { 0.0 } else { alpha * si * sj * (cu[n] * cw[m] + cw[n] * cu[m]) };
                     sink.add_dfdx(idx[n], idx[m], -(outer * eta + DMat3::IDENTITY * iso));
                 }
             }

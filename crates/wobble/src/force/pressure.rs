@@ -77,7 +77,7 @@ pub enum ClosedSurface {
 }
 
 /// Why a surface cannot enclose a gas.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum SurfaceError {
     /// It has no elements.
     #[error("the surface has no faces")]
@@ -99,6 +99,12 @@ pub enum SurfaceError {
     /// A loop vertex does not start exactly one segment and end exactly one.
     #[error("the loop is not one closed chain: particle {0} does not start exactly one segment and end exactly one")]
     BrokenLoop(u32),
+    /// The enclosed volume (area for a loop) is not positive: the surface is
+    /// wound inward (or flat), and its gas would pull it in.
+    #[error(
+        "the surface encloses a volume of {0:e} (m³, or m² for a loop): it must be wound outward (counter-clockwise seen from outside) around a positive volume"
+    )]
+    NotOutward(f64),
 }
 
 impl ClosedSurface {
@@ -312,6 +318,9 @@ impl PressureSurface {
             PressureJacobian::Local
         };
         let v_ref = surface.measure(x);
+        if v_ref.is_nan() || v_ref <= 0.0 {
+            return Err(SurfaceError::NotOutward(v_ref));
+        }
         Ok(Self { label: label.to_owned(), surface, nrt, v_ref, jacobian, vertices })
     }
 
@@ -376,14 +385,21 @@ impl ForceTerm for Pressure {
             .sum()
     }
 
+    /// The local part P ∂g_i/∂x_j and, with [`PressureJacobian::Exact`], the rank-one
+    /// part −(P/V) g gᵀ. A sink that asks for a definite matrix
+    /// ([`JacobianSink::definite`]) gets the rank-one part alone (negative
+    /// semi-definite while P ≥ 0): the local part is P times the Hessian of the
+    /// volume, which is trace-free and so indefinite.
     fn add_jacobian(&self, ctx: &ForceContext<'_>, sink: &mut dyn JacobianSink) {
         let x = &ctx.state.x;
+        let definite = sink.definite();
         for s in &self.surfaces {
             if s.nrt == 0.0 {
                 continue;
             }
             let (p, v) = s.pressure(x);
             match &s.surface {
+                _ if definite => {}
                 ClosedSurface::Triangles(tris) => {
                     for t in tris {
                         let [a, b, c] = x.gather(t);
@@ -405,7 +421,7 @@ impl ForceTerm for Pressure {
                     }
                 }
             }
-            if s.jacobian == PressureJacobian::Exact {
+            if s.jacobian == PressureJacobian::Exact && !(definite && p < 0.0) {
                 let g = gradients(s, x);
                 let coef = -p / v;
                 for (i, gi) in s.vertices.iter().zip(&g) {
