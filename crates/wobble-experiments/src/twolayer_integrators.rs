@@ -38,7 +38,7 @@ use wobble_viz::plot::{Chart, Series, Style};
 pub const EXPERIMENT: Experiment = Experiment {
     name: "twolayer-integrators",
     title: "the same drop under Euler, Heun, midpoint and RK4: contact time and cost",
-    claim: "at one step, Euler reaches the floor first and RK4 last in wall-clock time, because each step of midpoint costs about twice and of RK4 about four times Euler's (004 §5.3.1, §7.2.3); in simulated time all touch down together (within two steps)",
+    claim: "at one step, Euler reaches the floor first and RK4 last in wall-clock time (004 §5.3.1, §7.2.3; the thesis's reason, midpoint costing about twice and RK4 about four times Euler's per step, is reported, not judged: the ratios depend on how much of a step is not force evaluations); in simulated time all touch down together (within two steps)",
     run,
 };
 
@@ -116,7 +116,9 @@ fn run(dir: &Path) -> Result<Outcome, String> {
     let contacts: Vec<f64> = results.iter().map(|r| r.1).collect();
     let spread = contacts.iter().fold(f64::NEG_INFINITY, |a, &b| a.max(b))
         - contacts.iter().fold(f64::INFINITY, |a, &b| a.min(b));
-    let together = spread.is_finite() && spread <= 2.0 * h + 1e-12;
+    // (f64::max and min pass over a NaN, so a body that never landed must fail
+    // here explicitly.)
+    let together = contacts.iter().all(|c| c.is_finite()) && spread <= 2.0 * h + 1e-12;
     let wall: Vec<f64> = results.iter().map(|r| r.2).collect();
     let ordered = wall[0] < wall[1].min(wall[2]) && wall[1].max(wall[2]) < wall[3];
     let yes = |b: bool| if b { "holds" } else { "does not hold" };
