@@ -154,6 +154,48 @@ fn check_every_term(label: &str, b: &mut WorldBuilder, still: &State, moving: &S
     }
 }
 
+/// The thesis's two-layer sphere (level 1), 20 cm across the outer layer.
+fn two_layer_sphere() -> WorldBuilder {
+    let mut b = WorldBuilder::new();
+    PressureSphere {
+        radius: 0.2,
+        inner_radius: Some(0.16),
+        mesh: SphereMesh::Uniform { level: 1 },
+        ..PressureSphere::default()
+    }
+    .build(&mut b, "sphere")
+    .unwrap();
+    b
+}
+
+/// The thesis's two-layer ring of 10 particles a layer.
+fn two_layer_ring() -> WorldBuilder {
+    let mut b = WorldBuilder::new();
+    Ring { radius: 0.2, inner_radius: Some(0.16), count: 10, ..Ring::default() }.build(&mut b, "ring").unwrap();
+    b
+}
+
+/// A state of the ring deformed at random within its x-y plane.
+fn ring_deformed(b: &WorldBuilder, amp: f64, speed: f64, seed: u64) -> (State, State) {
+    let (mut still, mut moving) = deformed(b, amp, speed, seed);
+    for s in [&mut still, &mut moving] {
+        for i in 0..s.len() {
+            s.x.z[i] = 0.0;
+            s.v.z[i] = 0.0;
+        }
+    }
+    (still, moving)
+}
+
+/// An elastic grid of `n` particles of `model`, with every constraint weighted.
+fn elastic_grid(n: [usize; 3], model: GridModel) -> WorldBuilder {
+    let mut b = WorldBuilder::new();
+    ElasticGrid { n, spacing: [0.1, 0.12, 0.09], model, eta_length: 2.0, eta_angle: 1.3, ..ElasticGrid::default() }
+        .build(&mut b, "grid")
+        .unwrap();
+    b
+}
+
 #[test]
 fn spring_networks_of_every_law_on_a_deformed_cloth() {
     // Structural, shear and bend springs of each law; displacements of up to 30 %
@@ -197,17 +239,7 @@ fn membrane_and_hinges_on_a_deformed_cloth() {
 fn elastic_grids_original_and_improved_surface_and_solid() {
     for (name, model) in [("original", GridModel::Original), ("improved", GridModel::IMPROVED)] {
         for n in [[3, 3, 1], [3, 3, 2]] {
-            let mut b = WorldBuilder::new();
-            ElasticGrid {
-                n,
-                spacing: [0.1, 0.12, 0.09],
-                model,
-                eta_length: 2.0,
-                eta_angle: 1.3,
-                ..ElasticGrid::default()
-            }
-            .build(&mut b, "grid")
-            .unwrap();
+            let mut b = elastic_grid(n, model);
             let (still, moving) = deformed(&b, 0.02, 0.5, 5);
             check_every_term(&format!("{name} grid {n:?}"), &mut b, &still, &moving, 1e-7);
         }
@@ -218,27 +250,11 @@ fn elastic_grids_original_and_improved_surface_and_solid() {
 fn pressure_bodies_in_2d_and_3d() {
     // The thesis's two-layer sphere (springs of every kind, the gas of both
     // layers) and ring, squeezed at random.
-    let mut b = WorldBuilder::new();
-    PressureSphere {
-        radius: 0.2,
-        inner_radius: Some(0.16),
-        mesh: SphereMesh::Uniform { level: 1 },
-        ..PressureSphere::default()
-    }
-    .build(&mut b, "sphere")
-    .unwrap();
+    let mut b = two_layer_sphere();
     let (still, moving) = deformed(&b, 0.02, 0.5, 3);
     check_every_term("two-layer sphere", &mut b, &still, &moving, 1e-7);
-    let mut b = WorldBuilder::new();
-    Ring { radius: 0.2, inner_radius: Some(0.16), count: 10, ..Ring::default() }.build(&mut b, "ring").unwrap();
-    let (mut still, mut moving) = deformed(&b, 0.02, 0.5, 4);
-    for s in [&mut still, &mut moving] {
-        // The ring lives in the x-y plane.
-        for i in 0..s.len() {
-            s.x.z[i] = 0.0;
-            s.v.z[i] = 0.0;
-        }
-    }
+    let mut b = two_layer_ring();
+    let (still, moving) = ring_deformed(&b, 0.02, 0.5, 4);
     check_every_term("two-layer ring", &mut b, &still, &moving, 1e-7);
 }
 
@@ -368,15 +384,7 @@ fn definite_blocks_are_semi_definite_where_the_exact_ones_are_not() {
     // state do have a clearly negative one (so the check is not vacuous).
     let mut cases: Vec<(String, WorldBuilder, State)> = Vec::new();
     for jacobian in [PressureJacobian::Exact, PressureJacobian::Local] {
-        let mut b = WorldBuilder::new();
-        PressureSphere {
-            radius: 0.2,
-            inner_radius: Some(0.16),
-            mesh: SphereMesh::Uniform { level: 1 },
-            ..PressureSphere::default()
-        }
-        .build(&mut b, "sphere")
-        .unwrap();
+        let mut b = two_layer_sphere();
         for term in &mut b.forces {
             if let Some(p) = (&mut **term as &mut dyn std::any::Any).downcast_mut::<Pressure>() {
                 for surface in &mut p.surfaces {
@@ -387,25 +395,11 @@ fn definite_blocks_are_semi_definite_where_the_exact_ones_are_not() {
         let (still, _) = deformed(&b, 0.03, 0.0, 21);
         cases.push((format!("sphere gas, {jacobian:?}"), b, still));
     }
-    let mut b = WorldBuilder::new();
-    Ring { radius: 0.2, inner_radius: Some(0.16), count: 10, ..Ring::default() }.build(&mut b, "ring").unwrap();
-    let (mut still, _) = deformed(&b, 0.03, 0.0, 22);
-    for i in 0..still.len() {
-        still.x.z[i] = 0.0;
-    }
+    let b = two_layer_ring();
+    let (still, _) = ring_deformed(&b, 0.03, 0.0, 22);
     cases.push(("ring gas".into(), b, still));
     for (name, model) in [("original", GridModel::Original), ("improved", GridModel::IMPROVED)] {
-        let mut b = WorldBuilder::new();
-        ElasticGrid {
-            n: [3, 3, 2],
-            spacing: [0.1, 0.12, 0.09],
-            model,
-            eta_length: 2.0,
-            eta_angle: 1.3,
-            ..ElasticGrid::default()
-        }
-        .build(&mut b, "grid")
-        .unwrap();
+        let b = elastic_grid([3, 3, 2], model);
         let (still, _) = deformed(&b, 0.03, 0.0, 23);
         cases.push((format!("{name} grid"), b, still));
     }
