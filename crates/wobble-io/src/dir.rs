@@ -62,11 +62,28 @@ fn link_error(path: &Path, rel: &str) -> io::Error {
 }
 
 impl OutDir {
-    /// Creates (with parents) and opens the folder at `path`.
+    /// Creates (with parents) and opens the folder at `path`, and takes an
+    /// exclusive lock on it (`flock`) that lasts as long as the handle: a second
+    /// wobble process that opens the same folder to run, overwrite or resume is
+    /// refused while the first one has it, instead of both writing the same files.
+    /// (The lock is advisory: other programs are not kept out.)
     pub fn open(path: &Path) -> io::Result<OutDir> {
         std::fs::create_dir_all(path).map_err(|e| named(path, "", "create the output folder", e))?;
         let root = rustix::fs::open(path, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
             .map_err(|e| named(path, "", "open the output folder", e))?;
+        match rustix::fs::flock(&root, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+            Ok(()) => {}
+            Err(rustix::io::Errno::WOULDBLOCK) => {
+                return Err(io::Error::new(
+                    io::ErrorKind::WouldBlock,
+                    format!(
+                        "{} is in use by another wobble process (it holds the folder's lock): wait until it has ended, or choose another --out",
+                        path.display()
+                    ),
+                ));
+            }
+            Err(e) => return Err(named(path, "", "lock the output folder", e)),
+        }
         Ok(OutDir { path: path.to_owned(), root, frames: None })
     }
 
@@ -161,15 +178,21 @@ impl OutDir {
         Ok(())
     }
 
-    /// Reads regular file `name` in `sub` (`None`: absent); a link is an error.
+    /// Reads regular file `name` in `sub` (`None`: absent); a link, or anything
+    /// but a regular file (a FIFO would block the read forever), is an error.
     pub fn read(&self, sub: Sub, name: &str) -> io::Result<Option<Vec<u8>>> {
-        let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        // Non-blocking, so that opening a FIFO returns at once; checked below.
+        let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
         let fd = match rustix::fs::openat(self.fd(sub)?, name, flags, Mode::empty()) {
             Ok(fd) => fd,
             Err(rustix::io::Errno::NOENT) => return Ok(None),
             Err(rustix::io::Errno::LOOP) => return Err(link_error(&self.path, &sub.rel(name))),
             Err(e) => return Err(named(&self.path, &sub.rel(name), "open", e)),
         };
+        let st = rustix::fs::fstat(&fd).map_err(|e| named(&self.path, &sub.rel(name), "inspect", e))?;
+        if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
+            return Err(named(&self.path, &sub.rel(name), "read", "it is not a regular file"));
+        }
         let mut data = Vec::new();
         File::from(fd).read_to_end(&mut data).map_err(|e| named(&self.path, &sub.rel(name), "read", e))?;
         Ok(Some(data))
@@ -245,6 +268,27 @@ mod tests {
         assert_eq!(dir.list(Sub::Frames).unwrap(), vec!["a.txt".to_owned()]);
         assert_eq!(dir.read(Sub::Frames, "a.txt").unwrap().unwrap(), b"second");
         assert_eq!(dir.read(Sub::Root, "absent").unwrap(), None);
+    }
+
+    #[test]
+    fn a_folder_open_for_a_run_is_refused_to_a_second_opener_until_released() {
+        let path = scratch("lock");
+        let first = OutDir::open(&path).unwrap();
+        let e = OutDir::open(&path).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::WouldBlock, "{e}");
+        assert!(e.to_string().contains("in use by another wobble process"), "{e}");
+        drop(first);
+        OutDir::open(&path).expect("the lock ends with the handle");
+    }
+
+    #[test]
+    fn a_fifo_where_a_file_is_read_is_refused_without_blocking() {
+        let path = scratch("fifo");
+        let dir = OutDir::open(&path).unwrap();
+        let made = std::process::Command::new("mkfifo").arg(path.join("run.json")).status().unwrap();
+        assert!(made.success());
+        let e = dir.read(Sub::Root, "run.json").unwrap_err();
+        assert!(e.to_string().contains("not a regular file"), "{e}");
     }
 
     #[test]

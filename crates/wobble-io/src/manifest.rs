@@ -56,6 +56,13 @@ pub struct Manifest {
     pub scene_dir: String,
     /// FNV-1a 64 of the scene text, as 16 hex digits.
     pub scene_hash: String,
+    /// FNV-1a 64 of the built world's state before its first step (positions,
+    /// velocities and the rest of what a checkpoint holds), as 16 hex digits: a
+    /// resume builds the scene again and refuses to go on if it differs, which
+    /// catches what the scene text's hash cannot, such as an edited mesh file.
+    /// Absent in manifests written before it was added (then not checked).
+    #[serde(default)]
+    pub built_hash: Option<String>,
     /// The command line that started the run (the first start, not a resume).
     pub command_line: Vec<String>,
     /// When the run first started, UTC, RFC 3339.

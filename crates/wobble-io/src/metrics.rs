@@ -55,14 +55,17 @@ impl MetricsTable {
         Self { text: COLUMNS.join(",") + "\n" }
     }
 
-    /// The rows of an earlier `metrics.csv` up to step `last` (for a resumed run).
-    /// Errors when the header differs or a row is cut or unreadable.
-    pub fn resume(text: &str, last: u64) -> Result<Self, String> {
+    /// The rows of an earlier `metrics.csv` up to step `last` (for a resumed run
+    /// that wrote a row every `every` steps). Errors when the header differs, a
+    /// row is cut or unreadable, or the table stops short of the last row such a
+    /// run wrote by step `last` (a table older than its checkpoint).
+    pub fn resume(text: &str, last: u64, every: u64) -> Result<Self, String> {
         let mut table = Self::new();
         let mut lines = text.split_inclusive('\n');
         if lines.next() != Some(table.text.as_str()) {
             return Err("its header is not this wobble's metrics header".into());
         }
+        let mut kept = None;
         for (k, line) in lines.enumerate() {
             let step = line
                 .strip_suffix('\n')
@@ -72,7 +75,15 @@ impl MetricsTable {
             if step > last {
                 break;
             }
+            kept = Some(step);
             table.text.push_str(line);
+        }
+        let expected = last - last % every.max(1);
+        if kept != Some(expected) {
+            return Err(format!(
+                "its rows end at step {} but the checkpoint at step {last} follows a row at step {expected}",
+                kept.map_or_else(|| "(none)".to_owned(), |s| s.to_string())
+            ));
         }
         Ok(table)
     }

@@ -237,15 +237,35 @@ impl Plan {
         }
     }
 
-    fn from_manifest(m: &Manifest, formats: Vec<FrameFormat>) -> Plan {
-        Plan {
+    /// The plan a manifest records, refused (naming the field) unless it is one
+    /// [`Plan::new`] could have made: a manifest is a file in the user's folder,
+    /// and an edited or damaged one must not panic or misname frames.
+    fn from_manifest(m: &Manifest, formats: Vec<FrameFormat>) -> Result<Plan, String> {
+        if m.steps_planned > wobble_scene::input::MAX_STEPS {
+            return Err(format!(
+                "steps_planned = {} is above the limit of {}",
+                m.steps_planned,
+                wobble_scene::input::MAX_STEPS
+            ));
+        }
+        if m.metrics_every == 0 {
+            return Err("metrics_every = 0 (a run writes metrics every step or more)".into());
+        }
+        let digits = frame_digits(m.steps_planned.checked_div(m.frame_every).unwrap_or(0));
+        if m.frame_digits != digits {
+            return Err(format!(
+                "frame_digits = {} where {} steps with a frame every {} make {digits}",
+                m.frame_digits, m.steps_planned, m.frame_every
+            ));
+        }
+        Ok(Plan {
             steps: m.steps_planned,
             frame_every: m.frame_every,
             metrics_every: m.metrics_every,
             checkpoint_every: m.checkpoint_every,
             formats,
             digits: m.frame_digits,
-        }
+        })
     }
 }
 
@@ -532,6 +552,7 @@ pub fn run(scene: &Scene, opts: &RunOptions, observer: &mut dyn RunObserver) -> 
             .display()
             .to_string(),
         scene_hash: format!("{:016x}", fnv1a64(scene.source.text.as_bytes())),
+        built_hash: Some(format!("{:016x}", fnv1a64(&built.world.save_state()))),
         command_line: opts.command_line.clone().unwrap_or_else(|| std::env::args().collect()),
         started: now_rfc3339(),
         status: Status::Running,
@@ -625,7 +646,22 @@ pub fn resume(
         formats.push(f);
     }
     let Built { mut world, bodies } = scene.build().map_err(RunError::Scene)?;
-    let plan = Plan::from_manifest(&manifest, formats);
+    if let Some(recorded) = &manifest.built_hash {
+        let built = format!("{:016x}", fnv1a64(&world.save_state()));
+        if &built != recorded {
+            return Err(RunError::Refused(format!(
+                "the scene of {} builds a different world than when the run started (state hash {built}, manifest {recorded}): a file it reads, such as a mesh in {}, has changed; run the scene anew",
+                dir_path.display(),
+                manifest.scene_dir
+            )));
+        }
+    }
+    let plan = Plan::from_manifest(&manifest, formats).map_err(|e| {
+        RunError::Refused(format!(
+            "{}: {e}; it is not a manifest this wobble wrote",
+            dir_path.join(MANIFEST_NAME).display()
+        ))
+    })?;
     let estimate = check_memory(&world, &scene, &plan, max_memory, observer)?;
     let checkpoint = match dir.read(Sub::Root, CHECKPOINT_NAME).map_err(refused)? {
         Some(bytes) => Some(Checkpoint::decode(&bytes, hash).map_err(|e| {
@@ -639,6 +675,9 @@ pub fn resume(
     manifest.status = Status::Running;
     manifest.error = None;
     let mut outputs = Outputs::new(dir, manifest, plan, estimate);
+    // A checkpoint, even one taken before the first step, comes after the start's
+    // frame and metrics row were written: only a run without one writes them.
+    let fresh = checkpoint.is_none();
     match checkpoint {
         Some(c) => {
             world.restore_state(&c.state).map_err(|e| {
@@ -646,7 +685,7 @@ pub fn resume(
             })?;
             let csv = outputs.dir.read(Sub::Root, "metrics.csv").map_err(refused)?.unwrap_or_default();
             let csv = String::from_utf8(csv).map_err(|_| RunError::Refused("metrics.csv is not UTF-8".into()))?;
-            outputs.metrics = MetricsTable::resume(&csv, c.step).map_err(|e| {
+            outputs.metrics = MetricsTable::resume(&csv, c.step, outputs.plan.metrics_every).map_err(|e| {
                 RunError::Refused(format!("cannot resume: {}: {e}", dir_path.join("metrics.csv").display()))
             })?;
             outputs.frames = c.frames_written;
@@ -672,7 +711,7 @@ pub fn resume(
     outputs.write_manifest(true).map_err(io_error)?;
     outputs.dir.write_atomic(Sub::Root, RESERVE_NAME, &vec![0u8; RESERVE_BYTES], false).map_err(io_error)?;
     outputs.reserve = true;
-    if world.steps() == 0 {
+    if fresh {
         let start = outputs.write_start(&world);
         if let Err(e) = start {
             return Ok(fail(&mut outputs, &scene, &world, &bodies, &e.to_string(), 0, 0.0));
