@@ -171,8 +171,10 @@ impl<R: BufRead> MessageReader<R> {
             return Err(FrameError::Protocol("fragmented or oversized control frame"));
         }
         let so_far = self.partial.as_ref().map_or(0, |(_, b)| b.len() as u64);
-        if so_far + len > self.max as u64 {
-            return Err(FrameError::TooLarge(so_far + len));
+        // A declared length near 2^64 must not wrap the sum past the limit.
+        let total = so_far.saturating_add(len);
+        if total > self.max as u64 {
+            return Err(FrameError::TooLarge(total));
         }
         let mut mask = [0u8; 4];
         self.inner.read_exact(&mut mask)?;
@@ -381,6 +383,13 @@ mod tests {
         let mut bytes = client_frame(0x01, &[b'a'; 60]);
         bytes.extend(client_frame(0x80, &[b'a'; 60]));
         assert!(matches!(MessageReader::new(bytes.as_slice(), 100).read(), Err(FrameError::TooLarge(120))));
+        // A continuation declaring a length that would wrap the running total
+        // around 2^64 is too large, not a huge allocation.
+        let mut bytes = client_frame(0x01, b"abc");
+        bytes.extend([0x80, 0x80 | 127]);
+        bytes.extend((u64::MAX - 1).to_be_bytes());
+        bytes.extend([0u8; 4]);
+        assert!(matches!(MessageReader::new(bytes.as_slice(), 100).read(), Err(FrameError::TooLarge(u64::MAX))));
     }
 
     #[test]
