@@ -46,7 +46,7 @@ fn main() {
                 },
             );
             marks[4] = Instant::now();
-            assert!(wobble::metrics::healthy(&w.particles, &w.state, f64::MAX));
+            assert!(wobble::metrics::healthy(&w.particles, &w.state, f64::MAX, w.rotational()));
             marks[5] = Instant::now();
             for k in 0..5 {
                 t[k].push((marks[k + 1] - marks[k]).as_secs_f64() * 1e6);

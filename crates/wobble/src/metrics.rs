@@ -68,11 +68,14 @@ pub fn bounding_box(x: &Vec3s) -> (DVec3, DVec3) {
 }
 
 /// True when every position is finite and every particle's kinetic energy
-/// ½ m |v|² is finite and at most `limit` (J). Order-independent, so the verdict
-/// does not depend on the thread count. The loop has no early exit and no branch,
-/// so it vectorises: about a nanosecond per particle, cheap enough for every step.
+/// ½ m |v|² is finite and at most `limit` (J), and, when `rotational`, every
+/// orientation is finite and every particle's rotational energy, bounded by
+/// ½ I_max |ω|² (I_max its largest principal moment), is finite and at most
+/// `limit` too. Order-independent, so the verdict does not depend on the thread
+/// count. The loops have no early exit and no branch, so they vectorise: about a
+/// nanosecond per particle, cheap enough for every step.
 #[must_use]
-pub fn healthy(particles: &Particles, state: &State, limit: f64) -> bool {
+pub fn healthy(particles: &Particles, state: &State, limit: f64, rotational: bool) -> bool {
     let block = |m: &[f64], v: [&[f64]; 3], x: [&[f64]; 3]| -> bool {
         let n = m.len().min(v[0].len()).min(v[1].len()).min(v[2].len()).min(x[0].len()).min(x[1].len()).min(x[2].len());
         let mut bad = false;
@@ -85,14 +88,32 @@ pub fn healthy(particles: &Particles, state: &State, limit: f64) -> bool {
         }
         !bad
     };
+    let turning = |r: std::ops::Range<usize>| -> bool {
+        let w = state.w.components().map(|c| &c[r.clone()]);
+        let (inertia, q) = (&particles.inertia[r.clone()], &state.q[r]);
+        let mut bad = false;
+        for (k, (i, q)) in inertia.iter().zip(q).enumerate() {
+            let ke = 0.5 * i.max_element() * (w[0][k] * w[0][k] + w[1][k] * w[1][k] + w[2][k] * w[2][k]);
+            bad |= !((ke <= limit) & (q.x + q.y + q.z + q.w).is_finite());
+        }
+        !bad
+    };
     let (m, v, x) = (&particles.mass, state.v.components(), state.x.components());
     let healthy = std::sync::atomic::AtomicBool::new(true);
     crate::par::for_ranges(m.len(), |r| {
-        if !block(&m[r.clone()], v.map(|c| &c[r.clone()]), x.map(|c| &c[r.clone()])) {
+        let fine =
+            block(&m[r.clone()], v.map(|c| &c[r.clone()]), x.map(|c| &c[r.clone()])) && (!rotational || turning(r));
+        if !fine {
             healthy.store(false, std::sync::atomic::Ordering::Relaxed);
         }
     });
     healthy.into_inner()
+}
+
+/// Particle `i`'s rotational energy bound ½ I_max |ω|² (J), as [`healthy`] takes it.
+#[must_use]
+pub fn rotational_energy_bound(particles: &Particles, state: &State, i: usize) -> f64 {
+    0.5 * particles.inertia[i].max_element() * state.w.get(i).length_squared()
 }
 
 /// What [`measure`] reads: a world's particles, state, topology and forces, and

@@ -37,8 +37,9 @@ use crate::stability::{self, Stability};
 
 /// Default time step, s.
 pub const DEFAULT_DT: f64 = 1e-3;
-/// A world blows up when one particle's kinetic energy exceeds this many times the
-/// world's energy scale (see [`World::energy_scale`]). Unstable integration grows
+/// A world blows up when one particle's kinetic energy (or, for oriented
+/// particles, its rotational energy) exceeds this many times the world's energy
+/// scale (see [`World::energy_scale`]). Unstable integration grows
 /// exponentially, so the step at which it is crossed hardly depends on the factor.
 pub const RUNAWAY_FACTOR: f64 = 1e4;
 /// First field of [`World::save_state`]: what the bytes are and their layout's
@@ -297,7 +298,15 @@ impl World {
         let m = metrics::bounding_box(&self.state.x);
         let diag = (m.1 - m.0).length();
         let v0 = (0..self.state.len()).map(|i| self.state.v.get(i).length_squared()).fold(0.0, f64::max);
-        self.particles.total_mass() * (ENERGY_SCALE_ACCELERATION * diag + v0 + 1.0)
+        // A world that starts spinning has that much rotational energy to spare
+        // (the largest moments times the fastest initial spin, as for the masses).
+        let spin = if self.rotational {
+            let w0 = (0..self.state.len()).map(|i| self.state.w.get(i).length_squared()).fold(0.0, f64::max);
+            self.particles.inertia.iter().map(|i| i.max_element()).sum::<f64>() * w0
+        } else {
+            0.0
+        };
+        self.particles.total_mass() * (ENERGY_SCALE_ACCELERATION * diag + v0 + 1.0) + spin
     }
 
     /// The energy scale used by the runaway check, J.
@@ -689,23 +698,43 @@ impl World {
 
     fn check_health(&self) -> Option<BlowUp> {
         let limit = RUNAWAY_FACTOR * self.energy_scale;
-        if metrics::healthy(&self.particles, &self.state, limit) {
+        if metrics::healthy(&self.particles, &self.state, limit, self.rotational) {
             return None;
         }
         let (particle, reason) = match self.state.first_non_finite() {
             Some((i, what)) => (i, format!("has a non-finite {what}")),
             None => {
                 let ke = |i: usize| 0.5 * self.particles.mass[i] * self.state.v.get(i).length_squared();
+                let spin = |i: usize| {
+                    if self.rotational {
+                        metrics::rotational_energy_bound(&self.particles, &self.state, i)
+                    } else {
+                        0.0
+                    }
+                };
                 let i = (0..self.state.len()).max_by(|&a, &b| ke(a).total_cmp(&ke(b))).unwrap_or(0);
-                (
-                    i,
-                    format!(
-                        "moves at {:.3e} m/s: its kinetic energy {:.3e} J exceeds {RUNAWAY_FACTOR:.0e} times the world's energy scale ({:.3e} J)",
-                        self.state.v.get(i).length(),
-                        ke(i),
-                        self.energy_scale
-                    ),
-                )
+                let j = (0..self.state.len()).max_by(|&a, &b| spin(a).total_cmp(&spin(b))).unwrap_or(0);
+                if spin(j) > ke(i) {
+                    (
+                        j,
+                        format!(
+                            "spins at {:.3e} rad/s: its rotational energy {:.3e} J exceeds {RUNAWAY_FACTOR:.0e} times the world's energy scale ({:.3e} J)",
+                            self.state.w.get(j).length(),
+                            spin(j),
+                            self.energy_scale
+                        ),
+                    )
+                } else {
+                    (
+                        i,
+                        format!(
+                            "moves at {:.3e} m/s: its kinetic energy {:.3e} J exceeds {RUNAWAY_FACTOR:.0e} times the world's energy scale ({:.3e} J)",
+                            self.state.v.get(i).length(),
+                            ke(i),
+                            self.energy_scale
+                        ),
+                    )
+                }
             }
         };
         let stability = self.stability();

@@ -293,6 +293,53 @@ fn indefinite_system_is_reported_not_solved() {
     assert!(w.state.x.to_vecs().iter().all(|p| p.is_finite()));
 }
 
+/// A spring of negative stiffness from one particle to the origin, f = −K x with
+/// K = `before` until `switch` (s) and `after` from then on: the scheme's matrix
+/// K + M/h² turns indefinite when |K| exceeds M/h².
+#[derive(Debug)]
+struct Softening {
+    switch: f64,
+    before: f64,
+    after: f64,
+}
+
+impl Softening {
+    fn k(&self, t: f64) -> f64 {
+        if t < self.switch { self.before } else { self.after }
+    }
+}
+
+impl ForceTerm for Softening {
+    fn name(&self) -> &str {
+        "softening"
+    }
+    fn add_forces(&mut self, ctx: &ForceContext<'_>, out: &mut wobble::force::Loads) {
+        out.f.add(0, ctx.state.x.get(0) * -self.k(ctx.t));
+    }
+    fn add_scalar_stiffness(&self, ctx: &ForceContext<'_>, sink: &mut dyn ScalarStiffnessSink) -> bool {
+        sink.add(0, 0, self.k(ctx.t));
+        true
+    }
+}
+
+#[test]
+fn a_step_that_fails_after_a_successful_half_leaves_the_state_as_it_was() {
+    // m = 1 kg, h = 0.1 s (M/h² = 100): K = −200 N/m makes the whole step
+    // indefinite but its first half (M/(h/2)² = 400) fine; from t = 0.04 s on
+    // K = −1e12 N/m, so the second half fails at every halving. The step must
+    // fail with the state untouched (the clock does not move on a failure),
+    // not half advanced.
+    let mut b = WorldBuilder::new();
+    b.add_particle(DVec3::new(0.1, 0.2, 0.0), DVec3::new(0.3, 0.0, 0.0), 1.0, 0.0);
+    b.add_force(Softening { switch: 0.04, before: -200.0, after: -1e12 });
+    let mut w =
+        b.build(SimParams { dt: 0.1, integrator: IntegratorKind::SemiImplicit, ..SimParams::default() }).unwrap();
+    let (x0, v0) = (w.state.x.get(0), w.state.v.get(0));
+    let err = w.step().expect_err("the second half cannot be solved");
+    assert!(err.to_string().contains("not positive definite"), "{err}");
+    assert_eq!((w.state.x.get(0), w.state.v.get(0), w.time()), (x0, v0, 0.0), "the failed step moved the state");
+}
+
 /// The stiff grid held by its two end faces (x = 0 and x = max), pulled apart to
 /// `stretch` times its length, with a seeded random velocity.
 fn held_stretched(kind: IntegratorKind, dt: f64, stretch: f64) -> World {

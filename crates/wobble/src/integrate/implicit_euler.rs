@@ -417,7 +417,7 @@ impl ImplicitEuler {
         let mut taken = 1;
         loop {
             // The iterate and −G there, into `rhs`.
-            self.trial.clone_from(state);
+            self.trial.copy_from(state);
             for i in 0..n {
                 let v = state.v.get(i) + self.dv.get(i);
                 self.trial.v.set(i, v);

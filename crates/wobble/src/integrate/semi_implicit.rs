@@ -209,8 +209,21 @@ impl SemiImplicit {
     ) -> Result<StepReport, IntegratorError> {
         match self.single_step(sys, state, t, h) {
             Err(IntegratorError::NotPositiveDefinite { .. }) if depth < MAX_HALVINGS => {
-                let a = self.step_halving(sys, state, t, 0.5 * h, depth + 1)?;
-                let b = self.step_halving(sys, state, t + 0.5 * h, 0.5 * h, depth + 1)?;
+                // Two half steps. If the second fails after the first succeeded,
+                // the state goes back to where this step began, as after any
+                // failed step (the world's clock does not move on a failure). A
+                // copy, on this path only: it follows a failed solve.
+                let start = state.clone();
+                let halves = self
+                    .step_halving(sys, state, t, 0.5 * h, depth + 1)
+                    .and_then(|a| Ok((a, self.step_halving(sys, state, t + 0.5 * h, 0.5 * h, depth + 1)?)));
+                let (a, b) = match halves {
+                    Ok(reports) => reports,
+                    Err(e) => {
+                        *state = start;
+                        return Err(e);
+                    }
+                };
                 Ok(StepReport {
                     iterations: a.iterations + b.iterations,
                     residual: a.residual.max(b.residual),
