@@ -66,7 +66,8 @@ impl OutDir {
     /// exclusive lock on it (`flock`) that lasts as long as the handle: a second
     /// wobble process that opens the same folder to run, overwrite or resume is
     /// refused while the first one has it, instead of both writing the same files.
-    /// (The lock is advisory: other programs are not kept out.)
+    /// (The lock is advisory: other programs are not kept out; on a file system
+    /// that has no locks the folder is used without one.)
     pub fn open(path: &Path) -> io::Result<OutDir> {
         std::fs::create_dir_all(path).map_err(|e| named(path, "", "create the output folder", e))?;
         let root = rustix::fs::open(path, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
@@ -82,7 +83,9 @@ impl OutDir {
                     ),
                 ));
             }
-            Err(e) => return Err(named(path, "", "lock the output folder", e)),
+            // A file system without locks (some network and FUSE mounts): run
+            // without one rather than refuse every run there.
+            Err(_) => {}
         }
         Ok(OutDir { path: path.to_owned(), root, frames: None })
     }
