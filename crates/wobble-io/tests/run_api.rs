@@ -43,6 +43,16 @@ fn comparable(dir: &Path) -> BTreeMap<String, Vec<u8>> {
     out
 }
 
+/// Asserts that the folders `a` and `b` hold the same comparable files, byte for
+/// byte (see [`comparable`]).
+fn assert_same_outputs(a: &Path, b: &Path, label: &str) {
+    let (a, b) = (comparable(a), comparable(b));
+    assert_eq!(a.keys().collect::<Vec<_>>(), b.keys().collect::<Vec<_>>(), "{label}: file lists differ");
+    for (name, data) in &a {
+        assert!(*data == b[name], "{label}: {name} differs from the uninterrupted run");
+    }
+}
+
 /// Stops the run after step `at` as SIGINT would, and records what it heard.
 #[derive(Default)]
 struct StopAt {
@@ -100,11 +110,7 @@ fn an_observer_that_stops_a_run_leaves_a_folder_that_resumes_bit_for_bit() {
         assert_eq!(heard.started, Some((37, 90)));
         assert!(heard.messages.iter().any(|(_, m)| m.contains("resuming") && m.contains("at step 37 of 90")));
 
-        let (a, b) = (comparable(&whole), comparable(&cut));
-        assert_eq!(a.keys().collect::<Vec<_>>(), b.keys().collect::<Vec<_>>(), "{integrator}: file lists differ");
-        for (name, data) in &a {
-            assert!(*data == b[name], "{integrator}: {name} differs from the uninterrupted run");
-        }
+        assert_same_outputs(&whole, &cut, integrator);
         let _ = std::fs::remove_dir_all(&whole);
         let _ = std::fs::remove_dir_all(&cut);
     }
@@ -124,11 +130,7 @@ fn a_run_stopped_before_its_first_step_resumes_bit_for_bit() {
     assert_eq!((o.end, o.steps_done, o.frames), (RunEnd::Interrupted(2), 0, 1));
     let o = resume(&cut, None, &mut SilentObserver).expect("resume");
     assert_eq!((o.end, o.first_step, o.steps_done, o.frames), (RunEnd::Finished, 0, 90, 90 / 7 + 1));
-    let (a, b) = (comparable(&whole), comparable(&cut));
-    assert_eq!(a.keys().collect::<Vec<_>>(), b.keys().collect::<Vec<_>>(), "file lists differ");
-    for (name, data) in &a {
-        assert!(*data == b[name], "{name} differs from the uninterrupted run");
-    }
+    assert_same_outputs(&whole, &cut, "stopped at step 0");
     let _ = std::fs::remove_dir_all(&whole);
     let _ = std::fs::remove_dir_all(&cut);
 }

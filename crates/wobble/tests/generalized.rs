@@ -346,6 +346,16 @@ fn free_body_conserves_momentum_rk4() {
     assert!(dl2 < dl1 / 8.0 || dl1 < 1e-13, "ΔL at h/2 = {dl2} should be ≪ {dl1} (fourth order)");
 }
 
+/// A free oriented particle (1 kg, radius 0.1 m) spinning at `omega`, stepped
+/// by `kind` at `dt`.
+fn spinner(kind: IntegratorKind, dt: f64, omega: DVec3) -> World {
+    let mut b = WorldBuilder::new();
+    let i = b.add_particle(DVec3::ZERO, DVec3::ZERO, 1.0, 0.1);
+    b.make_oriented("spinner", 0..1, None).unwrap();
+    b.set_orientation(i, DQuat::IDENTITY, omega);
+    b.build(SimParams { dt, integrator: kind, verlet_drag: 0.0, constraint_iterations: 1 }).unwrap()
+}
+
 #[test]
 fn every_integrator_advances_rotation_and_keeps_q_unit() {
     // A free oriented particle with a constant spin ω turns by |ω| t about ω.
@@ -353,12 +363,7 @@ fn every_integrator_advances_rotation_and_keeps_q_unit() {
     let (dt, steps) = (1e-3, 2000u64);
     let t = dt * steps as f64;
     for kind in IntegratorKind::ALL {
-        let mut b = WorldBuilder::new();
-        let i = b.add_particle(DVec3::ZERO, DVec3::ZERO, 1.0, 0.1);
-        b.make_oriented("spinner", 0..1, None).unwrap();
-        b.set_orientation(i, DQuat::IDENTITY, omega);
-        let mut world =
-            b.build(SimParams { dt, integrator: kind, verlet_drag: 0.0, constraint_iterations: 1 }).unwrap();
+        let mut world = spinner(kind, dt, omega);
         world.run(steps).unwrap();
         let q = world.state.q[0];
         let expected = DQuat::from_scaled_axis(omega * t);
@@ -382,12 +387,7 @@ fn orientation_converges_at_each_methods_order() {
     // errors stay far above rounding (the smallest is 2.5e-9 rad, RK4 at 1/160).
     let omega = DVec3::new(2.0, -5.0, 2.8);
     let error = |kind: IntegratorKind, dt: f64| {
-        let mut b = WorldBuilder::new();
-        let i = b.add_particle(DVec3::ZERO, DVec3::ZERO, 1.0, 0.1);
-        b.make_oriented("spinner", 0..1, None).unwrap();
-        b.set_orientation(i, DQuat::IDENTITY, omega);
-        let mut world =
-            b.build(SimParams { dt, integrator: kind, verlet_drag: 0.0, constraint_iterations: 1 }).unwrap();
+        let mut world = spinner(kind, dt, omega);
         world.run((1.0 / dt).round() as u64).unwrap();
         let expected = DQuat::from_scaled_axis(omega * world.time());
         // The angle between them, 2 |vector part| of q⁻¹ q_exact (to first order;
