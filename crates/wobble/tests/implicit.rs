@@ -945,3 +945,39 @@ fn newton_needs_the_exact_cubic_jacobian() {
     println!("jacobian_damping 1: {r:?}");
     assert!(r[0] < 0.05 && r[1] < 1e-5, "{r:?}");
 }
+
+/// A step whose linear solve fails (here: a time step 40 × too long for the
+/// iteration budget) leaves the state as it was, and the step after it starts
+/// cold: bit for bit the step of a fresh integrator from the same state, not one
+/// warm-started from the failed solve's last iterate.
+#[test]
+fn a_failed_implicit_step_leaves_the_state_and_the_next_step_starts_cold() {
+    let settings = CgSettings { max_iterations: 25, ..CgSettings::default() };
+    let mut a = stiff_cloth(IntegratorKind::ImplicitEuler, 2e-3, SpringLaw::Linear);
+    a.set_solver_settings(settings);
+    a.run(20).unwrap();
+    // 18 iterations a step at 2 ms; 32 at 80 ms (the same count from 0.2 s to 5 s).
+    assert!(a.last_report().iterations < 25, "{:?}", a.last_report());
+    let saved = a.save_state();
+    a.set_dt(8e-2).unwrap();
+    let before = a.state.clone();
+    let err = a.step().expect_err("a budget of 25 iterations should not solve a step of 80 ms");
+    assert!(matches!(err, StepError::Integrator { .. }), "{err}");
+    assert_eq!(a.state.x, before.x);
+    assert_eq!(a.state.v, before.v);
+    a.set_dt(2e-3).unwrap();
+    a.step().unwrap();
+    // The same state, a fresh integrator (no warm start).
+    let mut b = stiff_cloth(IntegratorKind::ImplicitEuler, 2e-3, SpringLaw::Linear);
+    b.restore_state(&saved).unwrap();
+    b.set_solver_settings(settings);
+    b.step().unwrap();
+    assert!(a.state.x == b.state.x, "the step after the failure was not a cold start");
+    // And it is a real difference: warm-started from the history, the step ends
+    // elsewhere (within the tolerance).
+    let mut c = stiff_cloth(IntegratorKind::ImplicitEuler, 2e-3, SpringLaw::Linear);
+    c.set_solver_settings(settings);
+    c.restore_state(&saved).unwrap();
+    c.step().unwrap();
+    assert_ne!(c.state.x, b.state.x, "a warm start should change the step's last bits");
+}

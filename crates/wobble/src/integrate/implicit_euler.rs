@@ -12,7 +12,9 @@
 //! last steps' Δv extrapolated by a polynomial whose order (up to
 //! [`CgSettings::warm_start_order`]) is the one that best predicted the last Δv.
 //! Pinned particles (and any with infinite mass) are filtered out of the solve, so
-//! they keep their velocity exactly. Force terms without a Jacobian enter through f only (explicitly).
+//! they keep their velocity exactly. A step whose solve fails returns the error
+//! with the state as it was, and the next step starts cold (from Δv = 0, as the
+//! first does): the failed solve's last iterate is no Δv of the motion. Force terms without a Jacobian enter through f only (explicitly).
 //!
 //! Compressed springs contribute negative transverse stiffness, so at a large step
 //! the exact system matrix can be indefinite; CG detects it (pᵀAp ≤ 0). The step is
@@ -647,7 +649,9 @@ impl Integrator for ImplicitEuler {
             self.dv.fill(DVec3::ZERO);
             outcome = self.solve(sys, state, t, h, true, Rhs::Linearised, &mut times);
         }
-        let solved = outcome?;
+        // A failed solve leaves its last iterate in `dv`, which is no Δv of the
+        // motion: the step after a failure starts cold, as the first step does.
+        let solved = outcome.inspect_err(|_| self.history = 0)?;
         let mut report = StepReport {
             iterations: solved.iterations,
             residual: solved.residual,
@@ -658,7 +662,7 @@ impl Integrator for ImplicitEuler {
         let mut seconds_forces = (t1 - t0).as_secs_f64();
         if self.cg.settings.newton_iterations > 1 || self.cg.settings.newton_tolerance > 0.0 {
             let (t2, solving) = (Instant::now(), times.iter().sum::<Duration>());
-            self.newton(sys, state, t, h, &mut report, &mut times)?;
+            self.newton(sys, state, t, h, &mut report, &mut times).inspect_err(|_| self.history = 0)?;
             let solving = times.iter().sum::<Duration>().saturating_sub(solving);
             seconds_forces += t2.elapsed().saturating_sub(solving).as_secs_f64();
         }
