@@ -11,6 +11,11 @@ use std::time::{Duration, Instant};
 /// Simultaneous connections served (HTTP requests and WebSockets together); one
 /// more is answered `503 Service Unavailable` by the accept thread itself.
 pub const MAX_CONNECTIONS: usize = 64;
+/// Simultaneous connections from one address other than loopback, so that one
+/// machine on the network cannot take every slot; one more is answered `503` as
+/// above. Loopback (the machine's own user, the default listen address) is
+/// bounded by [`MAX_CONNECTIONS`] alone.
+pub const MAX_PER_PEER: usize = 16;
 /// Time a connection has to send its whole request head, from accept.
 pub const HEAD_TIMEOUT: Duration = Duration::from_secs(5);
 /// Largest WebSocket message a page may send, bytes (the protocol's own limit).
@@ -34,6 +39,9 @@ pub const PING_AFTER: Duration = Duration::from_secs(15);
 pub struct Limits {
     /// Simultaneous connections (default [`MAX_CONNECTIONS`]).
     pub max_connections: usize,
+    /// Simultaneous connections from one address other than loopback (default
+    /// [`MAX_PER_PEER`]).
+    pub max_per_peer: usize,
     /// Time to read a request head (default [`HEAD_TIMEOUT`]).
     pub head_timeout: Duration,
     /// Largest message from a page, bytes (default [`MAX_MESSAGE_BYTES`]).
@@ -54,6 +62,7 @@ impl Default for Limits {
     fn default() -> Self {
         Self {
             max_connections: MAX_CONNECTIONS,
+            max_per_peer: MAX_PER_PEER,
             head_timeout: HEAD_TIMEOUT,
             max_message_bytes: MAX_MESSAGE_BYTES,
             messages_per_second: MESSAGES_PER_SECOND,

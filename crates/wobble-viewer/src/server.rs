@@ -1,7 +1,8 @@
 //! Connections: the accept loop, HTTP requests and WebSocket pages, on std threads.
 //!
 //! - The **accept thread** takes a connection slot for each new socket (at most
-//!   [`Limits::max_connections`]); without a free slot it writes `503` on the spot
+//!   [`Limits::max_connections`], and at most [`Limits::max_per_peer`] for one
+//!   address other than loopback); without a free slot it writes `503` on the spot
 //!   and closes, starting no thread. Failed accepts (out of file descriptors) back
 //!   off up to [`crate::limits::BACKOFF_MAX`] instead of spinning.
 //! - A **connection thread** reads the request head within
@@ -17,10 +18,11 @@
 //! The slot is held until both of a page's threads end, so threads number at most
 //! 2 × the cap, plus the accept and simulation threads.
 
+use std::collections::HashMap;
 use std::io::{self, BufRead, BufReader, BufWriter, Cursor, Read, Write};
-use std::net::{Shutdown, TcpListener, TcpStream};
-use std::sync::Arc;
+use std::net::{IpAddr, Shutdown, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
 use crate::assets;
@@ -39,8 +41,10 @@ pub struct Shared {
     pub limits: Limits,
     /// Commands to the simulation.
     pub inbox: Arc<Inbox>,
-    /// Connections being served.
+    /// Connections being served, and how many from each address other than
+    /// loopback (addresses with none are removed).
     active: AtomicUsize,
+    per_peer: Mutex<HashMap<IpAddr, usize>>,
     next_page: AtomicU64,
 }
 
@@ -48,26 +52,59 @@ impl Shared {
     /// State for a server with these checks, bounds and simulation inbox.
     #[must_use]
     pub fn new(gate: Gate, limits: Limits, inbox: Arc<Inbox>) -> Self {
-        Self { gate, limits, inbox, active: AtomicUsize::new(0), next_page: AtomicU64::new(1) }
+        Self {
+            gate,
+            limits,
+            inbox,
+            active: AtomicUsize::new(0),
+            per_peer: Mutex::new(HashMap::new()),
+            next_page: AtomicU64::new(1),
+        }
     }
 }
 
-/// A connection slot, given back when dropped.
-struct Slot(Arc<Shared>);
+/// A connection slot, given back when dropped; it counts against its peer's
+/// share unless the peer is loopback (`None`).
+struct Slot(Arc<Shared>, Option<IpAddr>);
 
 impl Slot {
-    fn take(shared: &Arc<Shared>) -> Option<Slot> {
+    fn take(shared: &Arc<Shared>, peer: IpAddr) -> Option<Slot> {
         let cap = shared.limits.max_connections;
-        shared
-            .active
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| (n < cap).then_some(n + 1))
-            .ok()
-            .map(|_| Slot(Arc::clone(shared)))
+        let counted = (!peer.is_loopback()).then_some(peer);
+        // The peer's share first, under its lock; the total after, given back on
+        // refusal.
+        if let Some(ip) = counted {
+            let mut per_peer = shared.per_peer.lock().unwrap_or_else(PoisonError::into_inner);
+            let n = per_peer.entry(ip).or_insert(0);
+            if *n >= shared.limits.max_per_peer.max(1) {
+                return None;
+            }
+            *n += 1;
+        }
+        if shared.active.fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| (n < cap).then_some(n + 1)).is_err() {
+            release_peer(shared, counted);
+            return None;
+        }
+        Some(Slot(Arc::clone(shared), counted))
+    }
+}
+
+/// Gives back a connection's share of its peer's slots.
+fn release_peer(shared: &Shared, peer: Option<IpAddr>) {
+    if let Some(ip) = peer {
+        let mut per_peer = shared.per_peer.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(n) = per_peer.get_mut(&ip) {
+            *n -= 1;
+            if *n == 0 {
+                per_peer.remove(&ip);
+            }
+        }
     }
 }
 
 impl Drop for Slot {
     fn drop(&mut self) {
+        release_peer(&self.0, self.1);
         self.0.active.fetch_sub(1, Ordering::AcqRel);
     }
 }
@@ -89,7 +126,8 @@ pub fn serve(listener: &TcpListener, shared: &Arc<Shared>) {
 
 /// Starts a thread for `stream` if a slot is free, else answers 503 from here.
 fn admit(stream: TcpStream, shared: &Arc<Shared>) {
-    let Some(slot) = Slot::take(shared) else {
+    let peer = stream.peer_addr().map_or(IpAddr::from([0, 0, 0, 0]), |a| a.ip());
+    let Some(slot) = Slot::take(shared, peer) else {
         // Never block the accept thread on a client: one non-blocking write of a
         // response far smaller than any socket buffer, then close.
         let body = "too many connections; try again later\n";
@@ -272,4 +310,42 @@ fn write_loop(stream: &TcpStream, outbox: &Outbox) {
     }
     outbox.shut();
     let _ = stream.shutdown(Shutdown::Both);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shared(max_connections: usize, max_per_peer: usize) -> Arc<Shared> {
+        let limits = Limits { max_connections, max_per_peer, ..Limits::default() };
+        let gate = Gate::new(
+            crate::security::Token::from_bytes([7; crate::security::TOKEN_BYTES]),
+            ([127, 0, 0, 1], 0).into(),
+        );
+        Arc::new(Shared::new(gate, limits, Arc::new(Inbox::new(4))))
+    }
+
+    #[test]
+    fn one_address_takes_at_most_its_share_of_the_slots() {
+        let s = shared(5, 2);
+        let (a, b) = (IpAddr::from([10, 0, 0, 1]), IpAddr::from([10, 0, 0, 2]));
+        let a1 = Slot::take(&s, a).expect("first from a");
+        let _a2 = Slot::take(&s, a).expect("second from a");
+        assert!(Slot::take(&s, a).is_none(), "a third from a is refused");
+        let _b1 = Slot::take(&s, b).expect("another address still gets in");
+        // Loopback is bounded by the total alone.
+        let local = IpAddr::from([127, 0, 0, 1]);
+        let _l1 = Slot::take(&s, local).expect("loopback");
+        let _l2 = Slot::take(&s, local).expect("loopback, beyond a peer's share");
+        assert!(Slot::take(&s, local).is_none(), "the total cap of 5 holds");
+        assert!(Slot::take(&s, b).is_none(), "the total cap holds for b too");
+        assert_eq!(s.per_peer.lock().unwrap().get(&b), Some(&1), "a refusal by the total gives the share back");
+        // A closed connection gives its slot and its share back.
+        drop(a1);
+        let _a3 = Slot::take(&s, a).expect("a's share freed");
+        assert_eq!(s.active.load(Ordering::Acquire), 5);
+        drop(_a3);
+        drop(_a2);
+        assert!(s.per_peer.lock().unwrap().get(&a).is_none(), "an address with no connection is forgotten");
+    }
 }
