@@ -907,3 +907,20 @@ fn definite_jacobian_drops_a_compressed_springs_negative_stiffness() {
         assert!(sign * q > 0.0 || (definite && q == 0.0), "definite = {definite}: transverse stiffness form {q}");
     }
 }
+
+/// Two oriented particles on top of each other: the spring has no direction, so
+/// it gives no force and no torque (instead of NaN), however turned and spinning
+/// its ends are.
+#[test]
+fn coincident_ends_give_no_load() {
+    let (particles, mut state, mut term) = pair(rich_params(true));
+    state.x.set(1, state.x.get(0));
+    state.q[0] = DQuat::from_rotation_z(0.3);
+    state.q[1] = DQuat::from_rotation_x(0.5);
+    state.w.set(0, DVec3::new(0.1, -0.2, 0.3));
+    state.v.set(1, DVec3::new(0.0, 1.0, 0.0));
+    let l = loads_of(&mut term, &particles, &state);
+    for i in 0..2 {
+        assert_eq!((l.f.get(i), l.tau.get(i)), (DVec3::ZERO, DVec3::ZERO), "particle {i}");
+    }
+}

@@ -17,7 +17,9 @@ use wobble::build::WorldBuilder;
 use wobble::build::cloth::Cloth;
 use wobble::force::spring::{Kernel, spring_blocks};
 use wobble::force::{ForceContext, ForceTerm, Loads, SpringKind, SpringLaw, SpringNetwork, SpringParams, SpringSet};
+use wobble::integrate::IntegratorKind;
 use wobble::model::{Particles, State, Vec3s};
+use wobble::world::SimParams;
 
 /// `n` particles at random places in the unit cube with random velocities, and
 /// `springs` springs between random distinct pairs. Rest lengths are 0.6–1.4 times
@@ -383,6 +385,80 @@ fn every_kernel_gives_bitwise_identical_forces() {
                     b.to_bits(),
                     "particle {i}: {k:?}/{t} threads gives {a:e}, {k0:?}/{t0} gives {b:e}"
                 );
+            }
+        }
+    }
+}
+
+/// A spring whose two ends coincide has no direction: it pushes neither way
+/// (zero force, zero Jacobian blocks) instead of returning NaN, for every law,
+/// on every kernel (a cloth's runs and the scattered path) and in the reference
+/// loop; and a cloth with two particles put on top of each other steps on with
+/// symplectic and implicit Euler without a blow-up.
+#[test]
+fn coincident_ends_give_no_force_and_no_nan() {
+    let cubic = SpringLaw::Cubic(wobble::force::CubicLaw::new(5000.0, 1.1, 30000.0, 0.9, 10000.0, 1.0).unwrap());
+    for law in [SpringLaw::Linear, SpringLaw::StVK, cubic] {
+        let mut rng = Rng::new(31);
+        let mut b = WorldBuilder::new();
+        let params = SpringParams::linear(500.0, 0.5).with_law(law);
+        let cloth =
+            Cloth { nx: 16, ny: 16, structural: params, shear: Some(params), bend: Some(params), ..Cloth::default() }
+                .build(&mut b, "cloth")
+                .unwrap();
+        let n = b.particle_count();
+        // A scattered spring as well, so the gather path meets coincident ends too.
+        let g = b.springs.group("extra");
+        let x = b.state.x.clone();
+        b.springs.push_at_rest(&x, cloth.particle(3, 3), cloth.particle(12, 12), params, SpringKind::Attachment, g);
+        for i in 0..n {
+            b.state.v.set(i, rng.vec3(0.3));
+        }
+        // Particles (5, 5) and (5, 6) (a structural spring) and (3, 3) and
+        // (12, 12) (the scattered one) on top of each other.
+        let (p, q) = (cloth.particle(5, 5), cloth.particle(5, 6));
+        let at = b.state.x.get(p);
+        b.state.x.set(q, at);
+        let at = b.state.x.get(cloth.particle(3, 3));
+        b.state.x.set(cloth.particle(12, 12), at);
+        let mut net = SpringNetwork::new(&b.springs, n).unwrap();
+        let coincident: Vec<usize> = (0..net.len())
+            .filter(|&s| {
+                let (a, c) = net.ends(s);
+                b.state.x.get(a) == b.state.x.get(c)
+            })
+            .collect();
+        assert_eq!(coincident.len(), 2, "{law:?}: the two springs with coincident ends");
+        for &s in &coincident {
+            assert_eq!(net.spring_force(s, &b.state.x, &b.state.v), DVec3::ZERO, "{law:?}: spring {s}");
+            let (a, c) = net.ends(s);
+            let (kx, kv) = spring_blocks(law, b.state.x.get(a), b.state.x.get(c), 0.01, 500.0, 0.5);
+            assert_eq!((kx, kv), (DMat3::ZERO, DMat3::ZERO), "{law:?}: blocks of spring {s}");
+        }
+        let all_finite = |f: &Vec3s| (0..n).all(|i| f.get(i).is_finite());
+        assert!(all_finite(&reference_forces(&net, &b.state)), "{law:?}: reference loop");
+        for kernel in Kernel::available() {
+            let mut f = Vec3s::zeros(n);
+            net.add_forces_with(kernel, &b.state, &mut f);
+            assert!(all_finite(&f), "{law:?}: kernel {kernel:?}");
+        }
+        if law == SpringLaw::Linear {
+            for kind in [IntegratorKind::SymplecticEuler, IntegratorKind::ImplicitEuler] {
+                let mut builder = WorldBuilder::new();
+                let c = Cloth { nx: 16, ny: 16, structural: params, shear: Some(params), ..Cloth::default() }
+                    .build(&mut builder, "cloth")
+                    .unwrap();
+                let (p, q) = (c.particle(5, 5), c.particle(5, 6));
+                let at = builder.state.x.get(p);
+                builder.state.x.set(q, at);
+                builder.add_force(wobble::force::Gravity::default());
+                // (Self-contact would rightly refuse a cloth with touching particles.)
+                let off = wobble::contact::ContactOptions { collide: Some(false), ..Default::default() };
+                builder.set_contact("cloth", off);
+                let dt = if kind == IntegratorKind::ImplicitEuler { 1e-3 } else { 1e-4 };
+                let mut w = builder.build(SimParams { dt, integrator: kind, ..SimParams::default() }).unwrap();
+                w.run(200).unwrap_or_else(|e| panic!("{kind:?}: {e}"));
+                assert!(w.state.x.get(q).distance(w.state.x.get(p)) > 0.0, "{kind:?}: the neighbours pull them apart");
             }
         }
     }

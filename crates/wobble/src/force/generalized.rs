@@ -428,7 +428,7 @@ impl GeneralizedSprings {
         // spring without bend or twist gives the same bits.
         let (mut dx, mut dy, mut dz) = (xb.x - xa.x, xb.y - xa.y, xb.z - xa.z);
         let l = (dx * dx + dy * dy + dz * dz).sqrt();
-        let il = 1.0 / l;
+        let il = 1.0 / l.max(f64::MIN_POSITIVE);
         dx *= il;
         dy *= il;
         dz *= il;
@@ -439,7 +439,8 @@ impl GeneralizedSprings {
         f.sub(b, fa);
         let bends = !p.bend.is_none() || p.bend_damping != 0.0;
         let twists = !p.twist.is_none() || p.twist_damping != 0.0;
-        if !(bends || twists) {
+        // Coincident ends have no direction to bend or twist about: no torques.
+        if !(bends || twists) || l < f64::MIN_POSITIVE {
             return;
         }
         let u = DVec3::new(dx, dy, dz);

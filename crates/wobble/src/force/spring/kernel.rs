@@ -25,7 +25,9 @@ pub(super) fn scalar_force(
 ) -> DVec3 {
     let (mut dx, mut dy, mut dz) = (xb.x - xa.x, xb.y - xa.y, xb.z - xa.z);
     let l = (dx * dx + dy * dy + dz * dz).sqrt();
-    let il = 1.0 / l;
+    // Coincident ends (l = 0) have no direction: the force is zero, not NaN. For
+    // every l ≥ MIN_POSITIVE the max is l itself, so the bits are unchanged.
+    let il = 1.0 / l.max(f64::MIN_POSITIVE);
     dx *= il;
     dy *= il;
     dz *= il;
@@ -205,7 +207,7 @@ fn gathered_forces(
     for i in 0..n {
         let (mut dx, mut dy, mut dz) = (ddx[i], ddy[i], ddz[i]);
         let l = (dx * dx + dy * dy + dz * dz).sqrt();
-        let il = 1.0 / l;
+        let il = 1.0 / l.max(f64::MIN_POSITIVE);
         dx *= il;
         dy *= il;
         dz *= il;
@@ -424,7 +426,7 @@ fn chunk_forces(
     for i in 0..n {
         let (mut dx, mut dy, mut dz) = (xb[i] - xa[i], yb[i] - ya[i], zb[i] - za[i]);
         let l = (dx * dx + dy * dy + dz * dz).sqrt();
-        let il = 1.0 / l;
+        let il = 1.0 / l.max(f64::MIN_POSITIVE);
         dx *= il;
         dy *= il;
         dz *= il;

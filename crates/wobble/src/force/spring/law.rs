@@ -99,10 +99,16 @@ fn unit_cubic_energy(u: [f64; 4], r: f64, rest: f64, k: f64) -> f64 {
 /// damping's dependence on position is left out, as in Baraff–Witkin, which keeps the
 /// matrix symmetric. ∂f_a/∂v_a = −c n nᵀ. The cubic law's Jacobian damping (b and d
 /// scaled, notes §3) applies here and only here.
+///
+/// Coincident ends (r below the smallest normal number) have no direction n; the
+/// force there is zero (see the kernel), and so are both blocks.
 #[must_use]
 pub fn spring_blocks(law: SpringLaw, xa: DVec3, xb: DVec3, rest: f64, k: f64, c: f64) -> (DMat3, DMat3) {
     let d = xb - xa;
     let r = d.length();
+    if r < f64::MIN_POSITIVE {
+        return (DMat3::ZERO, DMat3::ZERO);
+    }
     let n = d / r;
     let nn = DMat3::from_cols(n * n.x, n * n.y, n * n.z);
     let (g, dg) = law.jacobian_magnitude(r, rest, k);
@@ -115,10 +121,14 @@ pub fn spring_blocks(law: SpringLaw, xa: DVec3, xb: DVec3, rest: f64, k: f64, c:
 /// transverse tension g/r and the slope g' are clamped at zero, which drops the
 /// terms a compressed spring (or a law with negative slope, StVK below L/√3)
 /// contributes with the wrong sign. For [`JacobianSink::definite`](crate::force::JacobianSink::definite) sinks.
+/// Zero for coincident ends, as [`spring_blocks`].
 #[must_use]
 pub fn spring_blocks_definite(law: SpringLaw, xa: DVec3, xb: DVec3, rest: f64, k: f64, c: f64) -> (DMat3, DMat3) {
     let d = xb - xa;
     let r = d.length();
+    if r < f64::MIN_POSITIVE {
+        return (DMat3::ZERO, DMat3::ZERO);
+    }
     let n = d / r;
     let nn = DMat3::from_cols(n * n.x, n * n.y, n * n.z);
     let (g, dg) = law.jacobian_magnitude(r, rest, k);
