@@ -32,8 +32,11 @@
 //! linearised at the start state (x, v). Each further iteration evaluates f and the
 //! Jacobians at the current iterate (x + h v⁺, v⁺) and solves
 //! (M − h ∂f/∂v − h² ∂f/∂x) δ = −G(v⁺), v⁺ += δ: Newton's method, which converges
-//! quadratically once close. After the last one, G is evaluated once more and its
-//! relative size reported ([`StepReport::newton_residual`]); `newton_tolerance`
+//! quadratically once close. Each iteration takes the full step δ when it lowers
+//! |G|, else the first of δ/2, δ/4, … down to δ/1024 that does (a line search:
+//! far from the solution a full Newton step can overshoot); when none does, the
+//! iterations stop there. The last iterate's relative |G| is reported
+//! ([`StepReport::newton_residual`]); `newton_tolerance`
 //! stops the iterations early (and with k = 1 asks for the residual of the
 //! linearised step). With k = 1 and no tolerance nothing changes: no extra
 //! evaluation.
@@ -417,25 +420,8 @@ impl ImplicitEuler {
         let scale = f0.sqrt().max(mdv.sqrt()).max(f64::MIN_POSITIVE);
         let settings = self.cg.settings;
         let mut taken = 1;
+        let mut g2 = self.minus_g(sys, state, t, h, None);
         loop {
-            // The iterate and −G there, into `rhs`.
-            self.trial.copy_from(state);
-            for i in 0..n {
-                let v = state.v.get(i) + self.dv.get(i);
-                self.trial.v.set(i, v);
-                self.trial.x.set(i, state.x.get(i) + v * h);
-            }
-            sys.loads(&self.trial, t + h, &mut self.trial_loads);
-            sys.coupled_loads(&self.trial, t + h, h, &mut self.trial_loads);
-            let mass = &sys.particles().mass;
-            let mut g2 = 0.0;
-            for (i, &m) in mass.iter().enumerate().take(n) {
-                let minus_g = self.trial_loads.f.get(i) * h - self.dv.get(i) * m;
-                if !self.fixed[i] {
-                    g2 += minus_g.length_squared();
-                }
-                self.rhs.set(i, minus_g);
-            }
             report.newton_residual = g2.sqrt() / scale;
             report.newton_iterations = taken;
             if taken >= settings.newton_iterations || report.newton_residual <= settings.newton_tolerance {
@@ -455,11 +441,56 @@ impl ImplicitEuler {
             let solved = outcome?;
             report.iterations += solved.iterations;
             report.residual = report.residual.max(solved.residual);
+            // The line search: the first of v⁺ + α δ, α = 1, 1/2, …, whose residual
+            // is below the iterate's.
+            let mut alpha = 1.0;
+            let accepted = loop {
+                let tried = self.minus_g(sys, state, t, h, Some(alpha));
+                if tried < g2 {
+                    g2 = tried;
+                    break true;
+                }
+                if alpha <= NEWTON_SMALLEST_STEP {
+                    break false;
+                }
+                alpha *= 0.5;
+            };
+            if !accepted {
+                // No step along δ lowers the residual: the iterate stays, and so
+                // does its residual in the report.
+                return Ok(());
+            }
             for i in 0..n {
-                self.dv.set(i, self.dv.get(i) + self.delta.get(i));
+                self.dv.set(i, self.dv.get(i) + alpha * self.delta.get(i));
             }
             taken += 1;
         }
+    }
+
+    /// Evaluates −G at the iterate v⁺ = v + Δv, Δv being `self.dv` (`along` =
+    /// None) or `self.dv` + α `self.delta` (`along` = Some(α)): the state there
+    /// into `self.trial`, −G into `self.rhs`. Returns |G|² over the free particles.
+    fn minus_g(&mut self, sys: &mut dyn System, state: &State, t: f64, h: f64, along: Option<f64>) -> f64 {
+        let n = state.len();
+        let dv = |i: usize, dv: &Vec3s, delta: &Vec3s| along.map_or(dv.get(i), |a| dv.get(i) + a * delta.get(i));
+        self.trial.copy_from(state);
+        for i in 0..n {
+            let v = state.v.get(i) + dv(i, &self.dv, &self.delta);
+            self.trial.v.set(i, v);
+            self.trial.x.set(i, state.x.get(i) + v * h);
+        }
+        sys.loads(&self.trial, t + h, &mut self.trial_loads);
+        sys.coupled_loads(&self.trial, t + h, h, &mut self.trial_loads);
+        let mass = &sys.particles().mass;
+        let mut g2 = 0.0;
+        for (i, &m) in mass.iter().enumerate().take(n) {
+            let minus_g = self.trial_loads.f.get(i) * h - dv(i, &self.dv, &self.delta) * m;
+            if !self.fixed[i] {
+                g2 += minus_g.length_squared();
+            }
+            self.rhs.set(i, minus_g);
+        }
+        g2
     }
 
     /// Puts the starting guess for Δv into `self.dv` (which holds the last step's
@@ -547,6 +578,10 @@ impl ImplicitEuler {
         });
     }
 }
+
+/// The shortest step along a Newton direction that the line search tries
+/// (2⁻¹⁰ of the full step) before it gives up and keeps the iterate.
+const NEWTON_SMALLEST_STEP: f64 = 1.0 / 1024.0;
 
 /// The most Δv a warm start extrapolates from: orders up to
 /// [`CgSettings::MAX_WARM_START_ORDER`].
