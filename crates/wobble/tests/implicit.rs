@@ -841,24 +841,34 @@ fn shaken_cubic_cloth(c: f64) -> World {
     w
 }
 
-/// The relative non-linear residual after 1..=`k` Newton iterations of the same
-/// step (linear solves to 1e-12), and the end positions of each.
-fn newton_residuals(w: &mut World, k: u32) -> (Vec<f64>, Vec<Vec3s>) {
+/// The same step taken with 1..=`k` Newton iterations asked for (linear solves
+/// to 1e-12): each one's report and end positions.
+fn newton_steps(w: &mut World, k: u32) -> Vec<(wobble::integrate::StepReport, Vec3s)> {
     let saved = w.save_state();
+    (1..=k)
+        .map(|k| {
+            w.restore_state(&saved).unwrap();
+            w.set_solver_settings(CgSettings {
+                tolerance: 1e-12,
+                max_iterations: 100_000,
+                newton_iterations: k,
+                newton_tolerance: 1e-300,
+                ..CgSettings::default()
+            });
+            let report = w.step().unwrap();
+            (report, w.state.x.clone())
+        })
+        .collect()
+}
+
+/// The relative non-linear residual after 1..=`k` Newton iterations of the same
+/// step (each taking all the iterations asked for), and the end positions of each.
+fn newton_residuals(w: &mut World, k: u32) -> (Vec<f64>, Vec<Vec3s>) {
     let mut out = (Vec::new(), Vec::new());
-    for k in 1..=k {
-        w.restore_state(&saved).unwrap();
-        w.set_solver_settings(CgSettings {
-            tolerance: 1e-12,
-            max_iterations: 100_000,
-            newton_iterations: k,
-            newton_tolerance: 1e-300,
-            ..CgSettings::default()
-        });
-        let report = w.step().unwrap();
-        assert_eq!(report.newton_iterations, k);
+    for (asked, (report, ends)) in (1..=k).zip(newton_steps(w, k)) {
+        assert_eq!(report.newton_iterations, asked);
         out.0.push(report.newton_residual);
-        out.1.push(w.state.x.clone());
+        out.1.push(ends);
     }
     out
 }
@@ -997,19 +1007,9 @@ fn newton_with_its_line_search_never_raises_the_residual() {
         let v = w.state.v.get(i) + rng.vec3(1.0);
         w.state.v.set(i, v);
     }
-    let saved = w.save_state();
     let mut r: Vec<f64> = Vec::new();
-    for k in 1..=8 {
-        w.restore_state(&saved).unwrap();
-        w.set_solver_settings(CgSettings {
-            tolerance: 1e-12,
-            max_iterations: 100_000,
-            newton_iterations: k,
-            newton_tolerance: 1e-300,
-            ..CgSettings::default()
-        });
-        let report = w.step().unwrap();
-        assert!(report.newton_iterations <= k, "{report:?}");
+    for (asked, (report, _)) in (1..=8).zip(newton_steps(&mut w, 8)) {
+        assert!(report.newton_iterations <= asked, "{report:?}");
         r.push(report.newton_residual);
     }
     println!("relative residuals after 1..8 Newton iterations: {r:?}");
