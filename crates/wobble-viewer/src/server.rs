@@ -70,6 +70,8 @@ struct Slot(Arc<Shared>, Option<IpAddr>);
 impl Slot {
     fn take(shared: &Arc<Shared>, peer: IpAddr) -> Option<Slot> {
         let cap = shared.limits.max_connections;
+        // (An IPv4 peer of a dual-stack socket arrives as ::ffff:a.b.c.d.)
+        let peer = peer.to_canonical();
         let counted = (!peer.is_loopback()).then_some(peer);
         // The peer's share first, under its lock; the total after, given back on
         // refusal.
@@ -347,5 +349,10 @@ mod tests {
         drop(_a3);
         drop(_a2);
         assert!(s.per_peer.lock().unwrap().get(&a).is_none(), "an address with no connection is forgotten");
+        // Loopback seen through a dual-stack socket (::ffff:127.0.0.1) is loopback.
+        let s = shared(5, 1);
+        let mapped = IpAddr::from(std::net::Ipv4Addr::new(127, 0, 0, 1).to_ipv6_mapped());
+        let held: Vec<Slot> = (0..3).map(|_| Slot::take(&s, mapped).expect("mapped loopback")).collect();
+        assert_eq!(held.len(), 3);
     }
 }

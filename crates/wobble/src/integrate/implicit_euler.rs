@@ -14,7 +14,8 @@
 //! Pinned particles (and any with infinite mass) are filtered out of the solve, so
 //! they keep their velocity exactly. A step whose solve fails returns the error
 //! with the state as it was, and the next step starts cold (from Δv = 0, as the
-//! first does): the failed solve's last iterate is no Δv of the motion. Force terms without a Jacobian enter through f only (explicitly).
+//! first does): the failed solve's last iterate is no Δv of the motion. Force
+//! terms without a Jacobian enter through f only (explicitly).
 //!
 //! Compressed springs contribute negative transverse stiffness, so at a large step
 //! the exact system matrix can be indefinite; CG detects it (pᵀAp ≤ 0). The step is
