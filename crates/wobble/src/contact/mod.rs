@@ -209,6 +209,9 @@ pub struct Contacts {
     fresh_scratch: [FreshScratch; 3],
     boxes: Vec<Aabb>,
     pairs: Vec<Pair>,
+    /// Scratch of a full build: the pairs of its second chain (see
+    /// `build_pairs`).
+    pairs_second: Vec<Pair>,
     hits: Vec<(usize, Hit)>,
     close: Vec<u32>,
     /// Whether the list leaves out pairs that cannot come within their contact
@@ -309,6 +312,7 @@ impl Contacts {
             fresh_scratch: Default::default(),
             boxes: Vec::new(),
             pairs: Vec::new(),
+            pairs_second: Vec::new(),
             hits: Vec::new(),
             close: Vec::new(),
             cull: false,

@@ -261,24 +261,33 @@ impl Contacts {
         let edges = &boxes[tri_boxes..point_first];
         let points = &boxes[point_first..vertex_first];
         let verts = &boxes[vertex_first..];
-        let pairs = &mut self.pairs;
-        // The four hashes are independent: build them side by side.
-        let [hv, ht, he, hp] = &mut self.hashes;
-        rayon::join(
-            || rayon::join(|| hv.build(verts, cell), || ht.build(tris, cell)),
-            || rayon::join(|| he.build(edges, cell), || hp.build(points, cell)),
-        );
-        let [hv, ht, he, hp] = &self.hashes;
         let near = Near { on: self.cull, x: &self.anchor, reach: &self.reach };
         let vt = |k, t| surf.vertex_triangle(k, t).and_then(|p| near.keep(p));
         let ee = |k, o| surf.edge_edge(k, o).and_then(|p| near.keep(p));
         let vv = |k, o| surf.point_point(k, o).and_then(|p| near.keep(p));
-        in_parts(hv.slots(), |r, out| hv.join(ht, r, |k, t| out.extend(vt(k, t))), pairs);
-        hv.join_large(ht, |k, t| pairs.extend(vt(k, t)));
-        in_parts(he.slots(), |r, out| he.self_join(r, |k, o| out.extend(ee(k, o))), pairs);
-        he.self_join_large(|k, o| pairs.extend(ee(k, o)));
-        in_parts(hp.slots(), |r, out| hp.self_join(r, |k, o| out.extend(vv(k, o))), pairs);
-        hp.self_join_large(|k, o| pairs.extend(vv(k, o)));
+        // Two independent chains, side by side: the vertices' and triangles'
+        // hashes and their join, and the edges' and points' hashes and their
+        // self-joins. Neither waits for the other's hashes, and a thread done
+        // with its chain takes parts of the other's joins. The second chain's
+        // pairs follow the first's, as one list.
+        let (pairs, second) = (&mut self.pairs, &mut self.pairs_second);
+        second.clear();
+        let [hv, ht, he, hp] = &mut self.hashes;
+        rayon::join(
+            || {
+                rayon::join(|| hv.build(verts, cell), || ht.build(tris, cell));
+                in_parts(hv.slots(), |r, out| hv.join(ht, r, |k, t| out.extend(vt(k, t))), pairs);
+                hv.join_large(ht, |k, t| pairs.extend(vt(k, t)));
+            },
+            || {
+                rayon::join(|| he.build(edges, cell), || hp.build(points, cell));
+                in_parts(he.slots(), |r, out| he.self_join(r, |k, o| out.extend(ee(k, o))), second);
+                he.self_join_large(|k, o| second.extend(ee(k, o)));
+                in_parts(hp.slots(), |r, out| hp.self_join(r, |k, o| out.extend(vv(k, o))), second);
+                hp.self_join_large(|k, o| second.extend(vv(k, o)));
+            },
+        );
+        pairs.extend_from_slice(second);
         self.base_len = self.pairs.len();
     }
 
