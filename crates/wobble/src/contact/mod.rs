@@ -156,6 +156,21 @@ pub struct ContactReport {
 /// sinks in by F h² / (κ m), still far within the contact distance.
 pub const CONTACT_COUPLED_STIFFNESS: f64 = 10.0;
 
+/// Sorts pair indices `ks` into the pairs' canonical order ([`Pair::order`]),
+/// equal keys by index. The keys are packed once into `keys` (scratch kept by
+/// the caller) instead of being gathered from the pairs at every comparison.
+fn sort_canonical(ks: &mut [u32], pairs: &[Pair], keys: &mut Vec<(u64, u128, u32)>) {
+    keys.clear();
+    keys.extend(ks.iter().map(|&k| {
+        let (a, b) = pairs[k as usize].order_key();
+        (a, b, k)
+    }));
+    keys.sort_unstable();
+    for (k, &(_, _, sorted)) in ks.iter_mut().zip(keys.iter()) {
+        *k = sorted;
+    }
+}
+
 /// A candidate pair: its kind, its four particles (unused slots repeat slot 0),
 /// its contact distance, m, and the primitive it was found for.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -186,6 +201,12 @@ impl Pair {
     /// thread count, the hash and when the list was built).
     fn order(&self) -> (u8, u32, [u32; 4]) {
         (self.kind as u8, self.query, self.p)
+    }
+
+    /// [`Pair::order`] packed into integers that compare the same way.
+    fn order_key(&self) -> (u64, u128) {
+        let p = self.p.iter().fold(0u128, |acc, &i| (acc << 32) | u128::from(i));
+        ((u64::from(self.kind as u8) << 32) | u64::from(self.query), p)
     }
 }
 
@@ -258,6 +279,8 @@ pub struct Contacts {
     touched: Vec<u32>,
     marked: Vec<bool>,
     fresh: [Vec<u32>; 4],
+    /// Scratch of [`sort_canonical`]: each pair's packed order key and index.
+    order_keys: Vec<(u64, u128, u32)>,
     prim_stamp: [Vec<u32>; 4],
     stamp: u32,
     /// Dirty primitives per class, flags and lists.
@@ -334,6 +357,7 @@ impl Contacts {
             touched: Vec::new(),
             marked: Vec::new(),
             fresh: Default::default(),
+            order_keys: Vec::new(),
             prim_stamp: Default::default(),
             stamp: 0,
             prim_dirty: Default::default(),

@@ -918,6 +918,31 @@ mod tests {
         (*seed >> 11) as f64 / (1u64 << 53) as f64
     }
 
+    /// The packed keys sort close pairs as `Pair::order` does, ties by index:
+    /// random pairs with few distinct values, so that many keys tie in their
+    /// first fields and some tie whole.
+    #[test]
+    fn packed_keys_sort_as_the_canonical_order() {
+        let mut seed = 7u64;
+        let mut pick = |m: u32| (next(&mut seed) * f64::from(m)) as u32 % m;
+        let kinds = [PairKind::VertexTriangle, PairKind::EdgeEdge, PairKind::VertexVertex];
+        let pairs: Vec<Pair> = (0..400)
+            .map(|_| Pair {
+                kind: kinds[pick(3) as usize],
+                p: [pick(4), pick(4), pick(3), u32::MAX - pick(2)],
+                distance: 1e-3,
+                query: pick(3) * 0x7000_0000,
+                other: 0,
+                gap: f64::NEG_INFINITY,
+            })
+            .collect();
+        let mut ks: Vec<u32> = (0..pairs.len() as u32).rev().collect();
+        let mut expected = ks.clone();
+        expected.sort_by_key(|&k| (pairs[k as usize].order(), k));
+        super::super::sort_canonical(&mut ks, &pairs, &mut Vec::new());
+        assert_eq!(ks, expected);
+    }
+
     #[test]
     fn gaps_less_reach_bound_the_distance_after_any_moves() {
         // The bound behind the culling: primitives at distance D, each particle then

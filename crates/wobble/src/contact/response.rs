@@ -45,7 +45,7 @@ impl Contacts {
             &mut self.close,
         );
         // Gauss–Seidel in canonical order.
-        self.close.sort_unstable_by_key(|&k| pairs[k as usize].order());
+        super::sort_canonical(&mut self.close, pairs, &mut self.order_keys);
         let found = self.close.len();
         // The contacts the next step's implicit solve (if any) holds as springs:
         // every close pair. Those this step's solve held keep their penetration
