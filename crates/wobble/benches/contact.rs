@@ -5,11 +5,13 @@
 //! per second with and without self-collision, the share of a step spent in the
 //! broad phase, the narrow phase (proximity and continuous tests) and the response,
 //! the candidate pairs, and the two-thread speed-up beside the machine's capacity
-//! at that moment (two one-thread worlds run side by side, in units of one core;
-//! see docs/performance.md). The timed window starts after the first 0.15 s of free
-//! fall, when the cloth folds onto itself. The runs without contact, with contact on
-//! one thread and with contact on two take turns in blocks of ten steps, so that
-//! their ratios are taken on the same machine state.
+//! (two one-thread worlds stepping at the same time on two OS threads, their
+//! combined rate in units of one world's; see docs/performance.md) and the share of
+//! that capacity the two-thread step gets. The timed window starts after the first
+//! 0.15 s of free fall, when the cloth folds onto itself. The runs without contact,
+//! with contact on one thread, with contact on two, and the two side by side take
+//! turns in blocks of ten steps, so that their ratios are taken on the same machine
+//! state.
 
 use std::time::Instant;
 
@@ -29,18 +31,50 @@ struct Timing {
 /// Steps one world takes before the next world's turn.
 const BLOCK: u64 = 10;
 
-/// Times crumples side by side: case k (`self_collide`, pool) steps `steps` times,
-/// the cases taking turns in blocks of [`BLOCK`] steps (the order reversed every
-/// round), so that a slow minute of a shared machine weighs on every case alike.
-fn time_together(kind: IntegratorKind, dt: f64, steps: u64, cases: &[(bool, &rayon::ThreadPool)]) -> Vec<Timing> {
-    let mut worlds: Vec<World> = cases
+/// One of the cases that take turns: a crumple (`self_collide`) stepped on a pool,
+/// or two crumples with self-collision stepped at the same time, each on its own
+/// one-thread pool and OS thread (the machine's capacity for two independent runs).
+enum Case<'a> {
+    One(bool, &'a rayon::ThreadPool),
+    SideBySide(&'a rayon::ThreadPool, &'a rayon::ThreadPool),
+}
+
+/// A crumple at the start of the timed window, built and warmed up on `pool`.
+fn warm_world(kind: IntegratorKind, dt: f64, self_collide: bool, pool: &rayon::ThreadPool) -> World {
+    pool.install(|| {
+        let mut world = crumple_world(N, kind, dt, self_collide).expect("crumple");
+        world.run((0.15 / dt).round() as u64).expect("warm-up");
+        world
+    })
+}
+
+/// Steps `world` `block` times on `pool`, adding the contact stage's phase times
+/// to `phases`. The helper threads wait for the passes all through the block, as
+/// they do through a run (`World::with_helpers`).
+fn step_block(world: &mut World, pool: &rayon::ThreadPool, block: u64, phases: &mut [f64; 3]) {
+    pool.install(|| {
+        world.with_helpers(|world| {
+            for _ in 0..block {
+                world.step().expect("step");
+                let c = world.last_contact();
+                phases[0] += c.seconds_broad;
+                phases[1] += c.seconds_narrow;
+                phases[2] += c.seconds_response;
+            }
+        });
+    });
+}
+
+/// Times the cases side by side: each steps `steps` times, the cases taking turns
+/// in blocks of [`BLOCK`] steps (the order reversed every round), so that a slow
+/// minute of a shared machine weighs on every case alike. A side-by-side case's
+/// time is that of its slower world, and its rate counts the steps of both.
+fn time_together(kind: IntegratorKind, dt: f64, steps: u64, cases: &[Case<'_>]) -> Vec<Timing> {
+    let mut worlds: Vec<Vec<World>> = cases
         .iter()
-        .map(|&(self_collide, pool)| {
-            pool.install(|| {
-                let mut world = crumple_world(N, kind, dt, self_collide).expect("crumple");
-                world.run((0.15 / dt).round() as u64).expect("warm-up");
-                world
-            })
+        .map(|case| match *case {
+            Case::One(self_collide, pool) => vec![warm_world(kind, dt, self_collide, pool)],
+            Case::SideBySide(a, b) => vec![warm_world(kind, dt, true, a), warm_world(kind, dt, true, b)],
         })
         .collect();
     let mut seconds = vec![0.0; cases.len()];
@@ -51,45 +85,51 @@ fn time_together(kind: IntegratorKind, dt: f64, steps: u64, cases: &[(bool, &ray
         let order: Vec<usize> =
             if round % 2 == 0 { (0..cases.len()).collect() } else { (0..cases.len()).rev().collect() };
         for k in order {
-            let (world, pool) = (&mut worlds[k], cases[k].1);
-            let start = Instant::now();
             let p = &mut phases[k];
-            // The helper threads wait for the passes all through the block, as
-            // they do through a run (`World::with_helpers`).
-            pool.install(|| {
-                world.with_helpers(|world| {
-                    for _ in 0..block {
-                        world.step().expect("step");
-                        let c = world.last_contact();
-                        p[0] += c.seconds_broad;
-                        p[1] += c.seconds_narrow;
-                        p[2] += c.seconds_response;
-                    }
-                });
-            });
-            seconds[k] += start.elapsed().as_secs_f64();
+            seconds[k] += match (&cases[k], worlds[k].as_mut_slice()) {
+                (Case::One(_, pool), [world]) => {
+                    let start = Instant::now();
+                    step_block(world, pool, block, p);
+                    start.elapsed().as_secs_f64()
+                }
+                (Case::SideBySide(pa, pb), [a, b]) => {
+                    // Both start together; the block lasts until the slower ends.
+                    let go = std::sync::Barrier::new(2);
+                    let mut scratch = [0.0; 3];
+                    std::thread::scope(|s| {
+                        let go = &go;
+                        let first = s.spawn(move || {
+                            go.wait();
+                            let start = Instant::now();
+                            step_block(a, pa, block, p);
+                            start.elapsed().as_secs_f64()
+                        });
+                        go.wait();
+                        let start = Instant::now();
+                        step_block(b, pb, block, &mut scratch);
+                        let mine = start.elapsed().as_secs_f64();
+                        mine.max(first.join().expect("side-by-side world"))
+                    })
+                }
+                _ => unreachable!("one world per single case, two per side-by-side case"),
+            };
         }
         done += block;
         round += 1;
     }
     worlds
         .iter()
+        .zip(cases)
         .zip(seconds.iter().zip(&phases))
-        .map(|(world, (&total, p))| Timing {
-            steps_per_s: steps as f64 / total,
-            phases: p.map(|x| x / total),
-            pairs: world.last_contact().pairs,
+        .map(|((worlds, case), (&total, p))| {
+            let count = if matches!(case, Case::SideBySide(..)) { 2.0 } else { 1.0 };
+            Timing {
+                steps_per_s: count * steps as f64 / total,
+                phases: p.map(|x| x / total),
+                pairs: worlds[0].last_contact().pairs,
+            }
         })
         .collect()
-}
-
-fn time(kind: IntegratorKind, dt: f64, self_collide: bool, steps: u64) -> Timing {
-    let mut world = crumple_world(N, kind, dt, self_collide).expect("crumple");
-    world.run((0.15 / dt).round() as u64).expect("warm-up");
-    let start = Instant::now();
-    world.run(steps).expect("steps");
-    let total = start.elapsed().as_secs_f64();
-    Timing { steps_per_s: steps as f64 / total, phases: [0.0; 3], pairs: world.last_contact().pairs }
 }
 
 fn main() {
@@ -101,16 +141,16 @@ fn main() {
     for (name, kind, dt, steps) in cases {
         let one = pinned_pool(1).expect("pool");
         let two = pinned_pool(2).expect("pool");
-        let mut timed = time_together(kind, dt, steps, &[(false, &one), (true, &one), (true, &two)]).into_iter();
+        let (side_a, side_b) = (pinned_pool(1).expect("pool"), pinned_pool(1).expect("pool"));
+        let cases =
+            [Case::One(false, &one), Case::One(true, &one), Case::One(true, &two), Case::SideBySide(&side_a, &side_b)];
+        let mut timed = time_together(kind, dt, steps, &cases).into_iter();
         let (off, on1, on2) = (timed.next().expect("off"), timed.next().expect("on"), timed.next().expect("on, 2"));
-        // Capacity: two one-thread worlds side by side, combined rate over one's.
-        let pair = std::thread::scope(|s| {
-            let a = s.spawn(|| pinned_pool(1).expect("pool").install(|| time(kind, dt, true, steps)));
-            let b = s.spawn(|| pinned_pool(1).expect("pool").install(|| time(kind, dt, true, steps)));
-            a.join().expect("a").steps_per_s + b.join().expect("b").steps_per_s
-        });
+        // Capacity: two one-thread worlds side by side, combined rate over one's,
+        // in the same minutes as the other cases.
+        let pair = timed.next().expect("side by side").steps_per_s;
         println!(
-            "{name:17} h = {dt:.0e} s: {:8.1} steps/s with contact ({:.2e} particle-steps/s), {:8.1} without ({:.2}x cost); broad {:4.1} %, narrow {:4.1} %, response {:4.1} % of a step; {} pairs; 2 threads {:8.1} steps/s = {:.2}x one thread (capacity {:.2}x)",
+            "{name:17} h = {dt:.0e} s: {:8.1} steps/s with contact ({:.2e} particle-steps/s), {:8.1} without ({:.2}x cost); broad {:4.1} %, narrow {:4.1} %, response {:4.1} % of a step; {} pairs; 2 threads {:8.1} steps/s = {:.2}x one thread (capacity {:.2}x, so {:.0} % of it)",
             on1.steps_per_s,
             on1.steps_per_s * (N * N) as f64,
             off.steps_per_s,
@@ -122,6 +162,7 @@ fn main() {
             on2.steps_per_s,
             on2.steps_per_s / on1.steps_per_s,
             pair / on1.steps_per_s,
+            100.0 * on2.steps_per_s / pair,
         );
     }
 }
