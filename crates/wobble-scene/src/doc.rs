@@ -32,6 +32,17 @@ fn type_name(v: &DeValue<'_>) -> &'static str {
     v.type_str()
 }
 
+/// The type name with its article ("an integer", "a float").
+fn with_article(name: &str) -> String {
+    let article = if name.starts_with(['a', 'e', 'i', 'o', 'u']) { "an" } else { "a" };
+    format!("{article} {name}")
+}
+
+/// " (unit)" for a message, or nothing for a dimensionless value.
+fn unit_note(unit: &str) -> String {
+    if unit.is_empty() { String::new() } else { format!(" ({unit})") }
+}
+
 impl<'a, 'i> Table<'a, 'i> {
     /// Wraps a table.
     pub fn new(src: &'a Source, table: &'a DeTable<'i>, span: Range<usize>, what: impl Into<String>) -> Self {
@@ -100,7 +111,7 @@ impl<'a, 'i> Table<'a, 'i> {
     }
 
     fn wrong_type(&self, key: &str, v: &Value<'_>, expected: &str) -> SceneError {
-        self.error(v.span(), format!("`{key}` must be {expected}, found a {}", type_name(v.get_ref())))
+        self.error(v.span(), format!("`{key}` must be {expected}, found {}", with_article(type_name(v.get_ref()))))
     }
 
     /// A number (integer or float) at `key`.
@@ -121,12 +132,12 @@ impl<'a, 'i> Table<'a, 'i> {
         let value = match (self.f64(key)?, default) {
             (Some(v), _) => v,
             (None, Some(d)) => return Ok(d),
-            (None, None) => return Err(self.missing(key, &format!("a positive number ({unit})"))),
+            (None, None) => return Err(self.missing(key, &format!("a positive number{}", unit_note(unit)))),
         };
         if value.is_finite() && value > 0.0 {
             Ok(value)
         } else {
-            Err(self.error(self.span_of(key), format!("`{key}` = {value} must be positive ({unit})")))
+            Err(self.error(self.span_of(key), format!("`{key}` = {value} must be positive{}", unit_note(unit))))
         }
     }
 
@@ -141,7 +152,7 @@ impl<'a, 'i> Table<'a, 'i> {
         if value.is_finite() && value >= 0.0 {
             Ok(value)
         } else {
-            Err(self.error(self.span_of(key), format!("`{key}` = {value} must be finite and ≥ 0 ({unit})")))
+            Err(self.error(self.span_of(key), format!("`{key}` = {value} must be finite and ≥ 0{}", unit_note(unit))))
         }
     }
 

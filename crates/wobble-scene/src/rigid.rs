@@ -31,11 +31,13 @@ pub const DEFAULT_ATTACH_SPRING: SpringParams =
 /// Reads the keys of a `type = "rigid"` body; `position` defaults to the common
 /// `origin`, `mass` is the common key.
 pub(crate) fn read(t: &Table<'_, '_>, origin: DVec3, mass: f64) -> Result<BodyShape, SceneError> {
-    for key in ["particle_radius", "sticks", "stretch_limit", "springs"] {
+    // A rigid body's shape is its contact surface: no thickness, and it cannot
+    // touch itself.
+    for key in ["particle_radius", "sticks", "stretch_limit", "springs", "thickness", "self_collide"] {
         if t.has(key) {
             return Err(t
                 .error(t.span_of(key), format!("a rigid body has no `{key}`"))
-                .with_help("rigid keys: shape, radius (sphere), size (box), mass, inertia, position, velocity, orientation, angular_velocity, restitution, friction, pin"));
+                .with_help("rigid keys: shape, radius (sphere), size (box), mass, inertia, position, velocity, orientation, angular_velocity, restitution, friction, collide, pin"));
         }
     }
     let shape = match t.str("shape")? {
@@ -184,9 +186,16 @@ impl Scene {
     ) {
         // A body's own contact never sees another body's centre particle as a point
         // to push out; bodies meet each other through one shared contact below.
+        // Bodies with `collide = false` touch no rigid body (colliders still act).
         let n = b.state.len();
         let mut mask = touch.cloned().unwrap_or_else(|| vec![true; n]);
         mask.resize(n, true);
+        let collides = |spec: &BodySpec| spec.contact.collide != Some(false);
+        for (spec, built) in self.bodies.iter().zip(bodies) {
+            if !collides(spec) {
+                mask[built.particles.clone()].fill(false);
+            }
+        }
         for r in &b.topology.rigids {
             mask[r.particle] = false;
         }
@@ -198,19 +207,28 @@ impl Scene {
             let Some(rigid) = b.topology.rigid_of(built.particles.start).copied() else { continue };
             let mut contact =
                 RigidContact::new(&format!("{}-contact", spec.name), vec![rigid], r.contact, colliders.to_vec());
-            contact.only = Some(mask.clone());
-            contact.triangles = touchable.clone();
+            if collides(spec) {
+                contact.only = Some(mask.clone());
+                contact.triangles = touchable.clone();
+            } else {
+                contact.only = Some(vec![false; n]);
+            }
             b.add_constraint(contact);
         }
-        // Rigid bodies against each other: one contact over all of them (no
-        // particles, no colliders), with the bodies' mean restitution and friction.
-        let rigid: Vec<_> = b.topology.rigids.clone();
+        // Rigid bodies against each other: one contact over all of them that
+        // collide (no particles, no colliders), with their mean restitution and
+        // friction.
+        let (rigid, surfaces): (Vec<_>, Vec<_>) = self
+            .bodies
+            .iter()
+            .zip(bodies)
+            .filter(|(spec, _)| collides(spec))
+            .filter_map(|(spec, built)| match &spec.shape {
+                BodyShape::Rigid(r) => Some((*b.topology.rigid_of(built.particles.start)?, r.contact)),
+                _ => None,
+            })
+            .unzip();
         if rigid.len() >= 2 {
-            let surfaces: Vec<_> = self
-                .bodies
-                .iter()
-                .filter_map(|spec| if let BodyShape::Rigid(r) = &spec.shape { Some(r.contact) } else { None })
-                .collect();
             let k = surfaces.len().max(1) as f64;
             let surface = wobble::constraint::collider::Surface {
                 restitution: surfaces.iter().map(|s| s.restitution).sum::<f64>() / k,

@@ -779,6 +779,13 @@ fn read_collider(t: &Table<'_, '_>, index: usize) -> Result<ColliderSpec, SceneE
     }
     let friction = t.non_negative("friction", d.friction, "")?;
     let motion = read_motion(t)?;
+    if matches!(motion, Motion::Rotate { .. }) {
+        return Err(t
+            .error(t.span_of("motion"), "a collider cannot rotate: its motion moves it without turning it")
+            .with_help(
+                "collider motions: static, linear, oscillate; to turn a body, use a `[[driver]]` with `rotate`",
+            ));
+    }
     let name = match t.str("name")? {
         Some(n) => checked_name(t, "name", n.to_owned())?,
         None if kind == "room" => "room".to_owned(),

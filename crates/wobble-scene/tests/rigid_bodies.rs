@@ -229,3 +229,85 @@ velocity = [-1, 0, 0]
     let gap = (w.state.x.get(b) - w.state.x.get(a)).length();
     assert!(gap > 0.2 - 1e-9, "centres {gap} m apart: the balls overlap");
 }
+
+#[test]
+fn equal_boxes_stacked_edge_to_edge_stay_stacked() {
+    // Every corner and edge midpoint of the upper box's bottom face lies on the
+    // lower box's side faces at depth 0; the face centres carry the stack.
+    for integrator in ["symplectic-euler", "rk4", "implicit-euler"] {
+        let text = format!(
+            r#"
+[simulation]
+dt = 1e-3
+integrator = "{integrator}"
+[[collider]]
+type = "plane"
+[[body]]
+name = "low"
+type = "rigid"
+shape = "box"
+size = 0.1
+position = [0, 0.05, 0]
+[[body]]
+name = "high"
+type = "rigid"
+shape = "box"
+size = 0.1
+position = [0, 0.2, 0]
+"#
+        );
+        let mut w = build(&text).expect("scene").world;
+        w.run(1000).unwrap();
+        let high = w.topology.rigids[1].particle;
+        let y = w.state.x.get(high).y;
+        assert!((y - 0.15).abs() < 2e-3, "{integrator}: the upper box's centre at {y} m, not on the lower box");
+    }
+}
+
+#[test]
+fn collide_false_takes_a_body_out_of_rigid_contact() {
+    // A box thrown at a heavy ball (no gravity): it stops on the ball, unless
+    // either has `collide = false`, when it passes through.
+    let scene = |low: &str, high: &str| {
+        format!(
+            r#"
+[simulation]
+dt = 1e-3
+gravity = [0, 0, 0]
+[[body]]
+name = "ball"
+type = "rigid"
+shape = "sphere"
+radius = 0.1
+mass = 1000
+{low}
+[[body]]
+name = "box"
+type = "rigid"
+shape = "box"
+size = 0.1
+position = [0, 0.3, 0]
+velocity = [0, -1, 0]
+{high}
+"#
+        )
+    };
+    let height = |text: String| {
+        let mut w = build(&text).expect("scene").world;
+        w.run(1000).unwrap();
+        w.state.x.get(w.topology.rigids[1].particle).y
+    };
+    assert!(height(scene("", "")) > 0.1, "the box should rest on the ball");
+    assert!(height(scene("collide = false", "")) < -0.5, "the ball with `collide = false` still holds the box");
+    assert!(height(scene("", "collide = false")) < -0.5, "the box with `collide = false` still lands on the ball");
+}
+
+#[test]
+fn rigid_bodies_have_no_thickness_and_colliders_do_not_rotate() {
+    let rigid = "[[body]]\ntype = \"rigid\"\nshape = \"sphere\"\nradius = 0.1\n";
+    expect(&format!("{rigid}thickness = 0.01\n"), 5, 13, &["a rigid body has no `thickness`"]);
+    expect(&format!("{rigid}self_collide = true\n"), 5, 16, &["a rigid body has no `self_collide`"]);
+    let collider =
+        "[[collider]]\ntype = \"sphere\"\nradius = 0.2\nmotion = { type = \"rotate\", axis = [0, 1, 0], rate = 1 }\n";
+    expect(&format!("{rigid}{collider}"), 8, 10, &["a collider cannot rotate"]);
+}

@@ -337,6 +337,34 @@ fn obj_parses_relative_indices_polygons_and_ignored_statements() {
     assert_eq!(m.triangles, vec![[0, 1, 2], [0, 2, 3]]);
 }
 
+#[test]
+fn obj_concave_polygons_are_cut_into_triangles_inside_them() {
+    // An L-shaped hexagon in the xz-plane, notch at x, z > 1 (area 3 of the 2 × 2
+    // square). A fan from the first vertex would cover the notch.
+    let text = "v 0 0 0\nv 2 0 0\nv 2 0 1\nv 1 0 1\nv 1 0 2\nv 0 0 2\nf 1 2 3 4 5 6\n";
+    let m = obj::parse(text).unwrap();
+    assert_eq!(m.triangles.len(), 4);
+    let area = |t: &[u32; 3]| {
+        let [a, b, c] = t.map(|i| m.vertices[i as usize]);
+        (b - a).cross(c - a)
+    };
+    // Every triangle keeps the polygon's winding, and together they cover its area.
+    let normal = (m.vertices[1] - m.vertices[0]).cross(m.vertices[5] - m.vertices[0]).normalize();
+    let total: f64 = m.triangles.iter().map(|t| 0.5 * area(t).dot(normal)).sum();
+    assert!(m.triangles.iter().all(|t| area(t).dot(normal) > 0.0), "{:?}", m.triangles);
+    assert!((total - 3.0).abs() < 1e-12, "area {total}");
+    // No triangle has its centroid in the notch.
+    for t in &m.triangles {
+        let c = t.iter().map(|&i| m.vertices[i as usize]).sum::<DVec3>() / 3.0;
+        assert!(!(c.x > 1.0 && c.z > 1.0), "triangle {t:?} covers the notch");
+    }
+    assert!(m.face_lines.iter().all(|&l| l == 7));
+    // A bow-tie crosses itself: no triangulation, an error naming its line.
+    let e = obj_err("v 0 0 0\nv 1 1 0\nv 1 0 0\nv 0 1 0\nv 0.5 2 0\nf 1 2 3 4 5\n");
+    assert_eq!(e.line, 6, "{e}");
+    assert!(e.message.contains("crosses itself"), "{e}");
+}
+
 const CUBE_TRIANGLES: &str = "\
 v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\nv 0 0 1\nv 1 0 1\nv 1 1 1\nv 0 1 1
 f 1 3 2\nf 1 4 3

@@ -95,6 +95,31 @@ fn open_triangle_is_a_two_sided_shell() {
         assert!((d - (0.1 - 0.01)).abs() < TOL && (got - n).length() < TOL, "side {z}: {d} {got}");
     }
     assert!(m.distance(v(0.2, 0.2, 5.0), 0.5).is_none());
+    // A point within the shell of a flat mesh is seen with no reach of its own
+    // (the mesh's bounds are flat; the shell is not).
+    let (d, n) = m.distance(v(0.2, 0.2, 0.004), 0.0).expect("inside the shell");
+    assert!((d - (0.004 - 0.01)).abs() < TOL && (n - DVec3::Z).length() < TOL, "{d} {n}");
+}
+
+#[test]
+fn particle_without_radius_lands_on_a_flat_open_mesh() {
+    let square = TriMesh::new(
+        vec![v(0., 0., 0.), v(1., 0., 0.), v(1., 0., 1.), v(0., 0., 1.)],
+        vec![[0, 1, 2], [0, 2, 3]],
+        0.01,
+    )
+    .unwrap();
+    let mut b = WorldBuilder::new();
+    b.add_particle(v(0.3, 0.1, 0.4), DVec3::ZERO, 1.0, 0.0);
+    b.add_force(Gravity::default());
+    let surface = Surface { restitution: 0.0, ..Surface::default() };
+    b.add_constraint(Collider::new("square", Shape::Mesh(Arc::new(square)), surface));
+    let mut w = b.build(SimParams { dt: 2e-4, ..SimParams::default() }).unwrap();
+    w.run(2000).unwrap();
+    // Rests on the shell's upper face, half the thickness above the triangles.
+    let x = w.state.x.get(0);
+    assert!((x.y - 0.005).abs() < 1e-4, "at {x}");
+    assert!(w.state.v.get(0).length() < 1e-2, "still moving: {}", w.state.v.get(0));
 }
 
 #[test]

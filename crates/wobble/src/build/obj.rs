@@ -1,5 +1,6 @@
 //! A small Wavefront OBJ reader: vertices (`v`) and faces (`f`), polygons split into
-//! triangle fans. Texture coordinates, normals, groups and materials are skipped.
+//! triangles by ear clipping (a convex polygon into the fan from its first vertex).
+//! Texture coordinates, normals, groups and materials are skipped.
 //! Errors name the line and column and say what is wrong.
 
 use glam::DVec3;
@@ -130,11 +131,20 @@ pub fn parse(text: &str) -> Result<ObjMesh, ObjError> {
                         message: format!("a face needs at least 3 vertices, found {}", idx.len()),
                     });
                 }
-                for k in 1..idx.len() - 1 {
-                    let t = [idx[0], idx[k], idx[k + 1]];
-                    if t[0] == t[1] || t[1] == t[2] || t[0] == t[2] {
-                        return Err(ObjError { line, column: keyword_column, message: "face repeats a vertex".into() });
-                    }
+                let mut seen = idx.clone();
+                seen.sort_unstable();
+                if seen.windows(2).any(|w| w[0] == w[1]) {
+                    return Err(ObjError { line, column: keyword_column, message: "face repeats a vertex".into() });
+                }
+                let triangles = triangulate(&idx, &mesh.vertices).ok_or_else(|| ObjError {
+                    line,
+                    column: keyword_column,
+                    message: format!(
+                        "the {}-sided face crosses itself, so it has no triangulation; split it into triangles",
+                        idx.len()
+                    ),
+                })?;
+                for t in triangles {
                     mesh.triangles.push(t);
                     mesh.face_lines.push(line);
                 }
@@ -156,6 +166,70 @@ pub fn parse(text: &str) -> Result<ObjMesh, ObjError> {
         return Err(ObjError { line: 1, column: 1, message: "the file defines no faces".into() });
     }
     Ok(mesh)
+}
+
+/// Splits polygon `poly` (vertex indices into `vertices`, in order) into triangles
+/// that cover it, by ear clipping in the plane of its Newell normal: a convex
+/// polygon gives the fan from its first vertex, a concave one triangles that stay
+/// inside it. A polygon with no area (all points on a line) gives the fan too.
+/// `None` when the polygon crosses itself (no ear can be cut).
+fn triangulate(poly: &[u32], vertices: &[DVec3]) -> Option<Vec<[u32; 3]>> {
+    let n = poly.len();
+    let at = |k: usize| vertices[poly[k] as usize];
+    let fan = || (1..n - 1).map(|k| [poly[0], poly[k], poly[k + 1]]).collect::<Vec<_>>();
+    if n == 3 {
+        return Some(fan());
+    }
+    let normal = (0..n).map(|k| at(k).cross(at((k + 1) % n))).sum::<DVec3>();
+    let scale = (0..n).map(|k| (at(k) - at(0)).length_squared()).fold(0.0, f64::max);
+    if normal.length_squared() <= 1e-24 * scale * scale {
+        return Some(fan());
+    }
+    // Coordinates in the plane, oriented so the polygon runs counter-clockwise.
+    let (u, v) = {
+        let w = normal.normalize();
+        let u = w.any_orthonormal_vector();
+        (u, w.cross(u))
+    };
+    let p: Vec<[f64; 2]> = (0..n).map(|k| [at(k).dot(u), at(k).dot(v)]).collect();
+    let cross = |a: [f64; 2], b: [f64; 2], c: [f64; 2]| (b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0]);
+    let tol = 1e-12 * scale;
+    // Two edges that do not share a corner must not cross.
+    let crosses = |(a, b): (usize, usize), (c, d): (usize, usize)| {
+        let side = |x: usize, y: usize, z: usize| cross(p[x], p[y], p[z]);
+        side(a, b, c) * side(a, b, d) < 0.0 && side(c, d, a) * side(c, d, b) < 0.0
+    };
+    let edge = |k: usize| (k, (k + 1) % n);
+    if (0..n).any(|i| (i + 2..n).any(|j| (j + 1) % n != i && crosses(edge(i), edge(j)))) {
+        return None;
+    }
+    let mut left: Vec<usize> = (0..n).collect();
+    let mut out = Vec::with_capacity(n - 2);
+    while left.len() > 3 {
+        let m = left.len();
+        // Corners in turn from the second, so that a convex polygon gives its fan.
+        let ear = (1..=m).map(|j| j % m).find(|&j| {
+            let (a, b, c) = (left[(j + m - 1) % m], left[j], left[(j + 1) % m]);
+            let (pa, pb, pc) = (p[a], p[b], p[c]);
+            if cross(pa, pb, pc) <= tol {
+                return false;
+            }
+            // No other corner inside or on the candidate triangle.
+            left.iter().all(|&k| {
+                k == a
+                    || k == b
+                    || k == c
+                    || cross(pa, pb, p[k]) < -tol
+                    || cross(pb, pc, p[k]) < -tol
+                    || cross(pc, pa, p[k]) < -tol
+            })
+        })?;
+        let (a, b, c) = (left[(ear + m - 1) % m], left[ear], left[(ear + 1) % m]);
+        out.push([poly[a], poly[b], poly[c]]);
+        left.remove(ear);
+    }
+    out.push([poly[left[0]], poly[left[1]], poly[left[2]]]);
+    Some(out)
 }
 
 /// Whitespace-separated tokens with their 1-based columns.

@@ -44,7 +44,7 @@
 //! # Bodies against triangles
 //! Particles alone let a body slip between them when it is small against the mesh
 //! spacing, so each body's support points (a ball's centre with its radius as
-//! margin; a box's corners and edge midpoints) are also tested against the
+//! margin; a box's corners, edge midpoints and face centres) are also tested against the
 //! deformable surfaces' triangles (`triangles`), thickened by the mean radius r of
 //! their three particles. A point s whose nearest triangle point x_t = Σ wᵢ xᵢ lies
 //! closer than margin + r, at an edge or inside (a vertex is the particle test's),
@@ -68,7 +68,7 @@
 //! # Bodies against bodies
 //! Each pair of bodies whose bounding spheres overlap is tested both ways: the
 //! support points of one (a ball's centre with its radius as margin; a box's eight
-//! corners and twelve edge midpoints) against the other's shape. A point at depth
+//! corners, twelve edge midpoints and six face centres) against the other's shape. A point at depth
 //! δ > 0 is a contact with the other shape's outward normal n; the bodies are moved
 //! apart along n by δ split by inverse mass (translation only), and an impulse
 //! P = J n − J_t t at the contact point (restitution on the first pass, Coulomb
@@ -526,12 +526,14 @@ impl RigidContact {
 }
 
 /// Support points of a shape in its body frame (the first `count` of the array)
-/// and their margin: a ball's centre (margin its radius), a box's corners and edge
-/// midpoints (margin 0).
-fn body_points(shape: &crate::model::RigidShape) -> ([DVec3; 20], usize, f64) {
+/// and their margin: a ball's centre (margin its radius), a box's corners, edge
+/// midpoints and face centres (margin 0). The face centres catch two boxes meeting
+/// face to face with their edges in line (a stack of equal boxes), where every
+/// corner and edge midpoint of one lies on the other's side faces, at depth 0.
+fn body_points(shape: &crate::model::RigidShape) -> ([DVec3; 26], usize, f64) {
     let mut corners = [DVec3::ZERO; 8];
     let (count, margin) = shape.support_points(&mut corners);
-    let mut points = [DVec3::ZERO; 20];
+    let mut points = [DVec3::ZERO; 26];
     points[..count].copy_from_slice(&corners[..count]);
     let mut used = count;
     if count == 8 {
@@ -540,6 +542,14 @@ fn body_points(shape: &crate::model::RigidShape) -> ([DVec3; 20], usize, f64) {
             for bit in [1usize, 2, 4] {
                 if i & bit == 0 {
                     points[used] = 0.5 * (corners[i] + corners[i | bit]);
+                    used += 1;
+                }
+            }
+        }
+        if let crate::model::RigidShape::Box { half } = *shape {
+            for axis in [DVec3::X, DVec3::Y, DVec3::Z] {
+                for sign in [-1.0, 1.0] {
+                    points[used] = sign * axis * half;
                     used += 1;
                 }
             }

@@ -153,7 +153,10 @@ impl TriMesh {
     /// `reach` plus two cells of the triangle hash); `None` when it is farther away.
     #[must_use]
     pub fn distance(&self, p: DVec3, reach: f64) -> Option<(f64, DVec3)> {
-        let grown = Aabb { lo: self.bounds.lo - DVec3::splat(reach), hi: self.bounds.hi + DVec3::splat(reach) };
+        // An open shell reaches half its thickness beyond its triangles (a flat
+        // mesh's bounds have no depth of their own).
+        let pad = if self.closed { reach } else { reach + 0.5 * self.thickness };
+        let grown = Aabb { lo: self.bounds.lo - DVec3::splat(pad), hi: self.bounds.hi + DVec3::splat(pad) };
         if !grown.overlaps(&Aabb { lo: p, hi: p }) {
             return None;
         }
