@@ -18,8 +18,9 @@ use super::manifest::fnv1a64;
 
 /// File name in the output folder.
 pub const CHECKPOINT_NAME: &str = "checkpoint.bin";
-/// Version of the layout above.
-pub const CHECKPOINT_VERSION: u32 = 1;
+/// Version of the layout above (2: the contact stage also saves the body pairs
+/// that started interpenetrating).
+pub const CHECKPOINT_VERSION: u32 = 2;
 const MAGIC: &[u8; 8] = b"WOBBLECK";
 
 /// A checkpoint's content.

@@ -256,10 +256,10 @@ impl World {
         params: SimParams,
     ) -> World {
         let warnings = contacts
-            .start(&topology, &state.x)
+            .start(&state.x)
             .into_iter()
             .map(|(a, b, depth)| {
-                format!("bodies `{a}` and `{b}` start interpenetrating (by about {depth:.3e} m); those contacts are left out of continuous detection until they separate")
+                format!("bodies `{a}` and `{b}` start interpenetrating (by about {depth:.3e} m); they do not touch each other until their surfaces are apart")
             })
             .collect();
         let rotational = particles.any_rotational();

@@ -379,3 +379,48 @@ fn crumple_is_bit_identical_for_one_and_two_threads() {
         );
     }
 }
+
+/// Two lattices started 1 cm into each other and moving apart (no gravity): one
+/// warning with the overlap's depth; they separate without the fail-safe (the
+/// pairs between them are out of contact until their surfaces are apart); then,
+/// sent back at each other, they collide and stay apart. Before, only the
+/// crossing triangles' stencils were left out of continuous detection, and the
+/// particles inside the other body locked both bodies in place.
+#[test]
+fn interpenetrating_lattices_are_warned_once_come_apart_and_then_collide() {
+    use wobble::build::lattice::Lattice;
+    let mut b = WorldBuilder::new();
+    let cube =
+        |x: f64| Lattice { n: [3, 3, 3], spacing: 0.05, origin: v(x, 0.0, 0.0), mass: 0.1, ..Lattice::default() };
+    let a = cube(0.0).build(&mut b, "a").unwrap().first;
+    let c = cube(0.09).build(&mut b, "b").unwrap().first;
+    b.set_velocity(a..a + 27, v(-0.1, 0.0, 0.0));
+    b.set_velocity(c..c + 27, v(0.1, 0.0, 0.0));
+    let mut world = b.build(SimParams { dt: 2e-4, ..SimParams::default() }).unwrap();
+    assert_eq!(world.warnings.len(), 1, "warnings: {:?}", world.warnings);
+    let w = &world.warnings[0];
+    assert!(w.contains("`a` and `b`"), "{w}");
+    let depth: f64 =
+        w.split("by about ").nth(1).and_then(|t| t.split(' ').next()).unwrap().trim_end_matches(')').parse().unwrap();
+    assert!((depth - 0.01).abs() < 1e-9, "depth {depth} m, the overlap is 0.01 m");
+    let tris = world.contacts.surfaces.triangles.clone();
+    let groups: Vec<usize> = world.contacts.surfaces.triangle_body.iter().map(|&k| k as usize).collect();
+    let mut frozen = 0;
+    for _ in 0..1000 {
+        world.step().unwrap();
+        frozen += world.last_contact().frozen;
+    }
+    assert_eq!(frozen, 0, "the fail-safe froze particles");
+    assert_eq!(count_intersections(&tris, &groups, &world.state.x, false), 0, "still interpenetrating after 0.2 s");
+    // Back at each other at 0.5 m/s: they meet and never cross.
+    for i in 0..world.state.len() {
+        world.state.v.set(i, v(if i < c { 0.5 } else { -0.5 }, 0.0, 0.0));
+    }
+    let mut touched = false;
+    for step in 0..1000 {
+        world.step().unwrap();
+        touched |= world.last_contact().proximity > 0;
+        assert_eq!(count_intersections(&tris, &groups, &world.state.x, false), 0, "crossing at step {step}");
+    }
+    assert!(touched, "the lattices never touched");
+}

@@ -37,6 +37,7 @@ impl Contacts {
         self.strays(Some(x0), x1);
         let stray = &self.stray;
         let (pairs, excluded, retest) = (&self.pairs, &self.excluded, &self.retest);
+        let (surfaces, excluded_bodies) = (&self.surfaces, &self.excluded_bodies);
         let live = Live::of_list(self.base_len, &self.dirty, &self.is_dirty);
         let test = |k: usize, out: &mut Vec<(usize, Hit)>| {
             let pair = &pairs[k];
@@ -48,6 +49,9 @@ impl Contacts {
                 return;
             }
             if !excluded.is_empty() && excluded.binary_search(&pair.p).is_ok() {
+                return;
+            }
+            if super::joins_excluded(surfaces, excluded_bodies, pair) {
                 return;
             }
             let (a, b) = (gather(x0, pair.p), gather(x1, pair.p));
@@ -85,6 +89,35 @@ impl Contacts {
             self.excluded.retain(still);
             if self.excluded.len() != before {
                 // Pairs that rejoined have not been tested yet.
+                self.tested = None;
+            }
+        }
+        if !self.excluded_bodies.is_empty() {
+            // Bodies whose surfaces no longer intersect rejoin contact ...
+            let surf = &self.surfaces;
+            let groups: Vec<usize> = surf.triangle_body.iter().map(|&b| b as usize).collect();
+            let mut still: Vec<(u32, u32)> = super::intersect::intersecting_pairs(&surf.triangles, &groups, x1, true)
+                .into_iter()
+                .map(|(a, b)| {
+                    let (a, b) = (surf.triangle_body[a], surf.triangle_body[b]);
+                    (a.min(b), a.max(b))
+                })
+                .collect();
+            // ... and are apart by their contact distance (surfaces that just stopped
+            // crossing touch, and would lock at once).
+            for pair in &self.pairs {
+                if super::joins_excluded(surf, &self.excluded_bodies, pair)
+                    && narrow::proximity(pair.kind, &gather(x1, pair.p), DVec3::Y).distance < pair.distance
+                {
+                    let (a, b) = surf.pair_bodies(pair);
+                    still.push((a.min(b), a.max(b)));
+                }
+            }
+            still.sort_unstable();
+            still.dedup();
+            let before = self.excluded_bodies.len();
+            self.excluded_bodies.retain(|p| still.binary_search(p).is_ok());
+            if self.excluded_bodies.len() != before {
                 self.tested = None;
             }
         }

@@ -48,9 +48,16 @@
 //! the exception; such hits are counted as `unresolved`. [`ContactReport`] counts
 //! how often stages 4 and 5 fire; the metrics carry it.
 //!
-//! Pairs that already intersect when the world is built (a scene whose bodies start
-//! interpenetrating) are left out of continuous detection until they separate, so
-//! they can come apart instead of locking (proximity still pushes them apart).
+//! Bodies whose surfaces already intersect when the world is built (a scene whose
+//! bodies start interpenetrating) do not touch each other — every pair between them
+//! is left out of the proximity response and of continuous detection — until their
+//! surfaces no longer intersect and every pair between them is apart by its contact
+//! distance; from then on they collide. So they can come apart instead of locking
+//! (continuous detection would stop every particle inside the other body from
+//! leaving it, and a local push moves such a particle further in). Stencils that
+//! only touch at the start are left out of continuous detection until they are
+//! apart by their contact distance. The warning's depth is, for two closed
+//! surfaces, how far the deepest vertex of either lies inside the other.
 //!
 //! # Inside an implicit solve
 //! Proximity pushes positions apart by inverse mass: at implicit Euler's steps
@@ -77,7 +84,7 @@
 
 use glam::DVec3;
 
-use crate::model::{Particles, State, Topology, Vec3s};
+use crate::model::{Particles, State, Vec3s};
 
 pub mod broad;
 mod continuous;
@@ -219,8 +226,14 @@ pub struct Contacts {
     /// Settings.
     pub settings: ContactSettings,
     report: ContactReport,
-    /// Pairs excluded from continuous detection because they intersected at build time.
+    /// Stencils excluded from continuous detection because they touched at build
+    /// time (until they are apart by their contact distance).
     excluded: Vec<[u32; 4]>,
+    /// Body pairs (surface body indices, smaller first, sorted) whose surfaces
+    /// intersected at build time: every pair between them is left out of the
+    /// proximity response and of continuous detection until the surfaces no
+    /// longer intersect ([`joins_excluded`]).
+    excluded_bodies: Vec<(u32, u32)>,
     /// Spatial hashes of the vertices, triangles, edges and loose points.
     hashes: [SpatialHash; 4],
     /// Cell edge of the last full build's hashes, m.
@@ -330,6 +343,7 @@ impl Contacts {
             settings,
             report: ContactReport::default(),
             excluded: Vec::new(),
+            excluded_bodies: Vec::new(),
             hashes: Default::default(),
             cell: 1.0,
             fresh_scratch: Default::default(),
@@ -384,12 +398,14 @@ impl Contacts {
     }
 
     /// Writes what the stage carries between steps and what changes results: the
-    /// stencils excluded at build time and the frozen flags. The candidate list
+    /// stencils and body pairs excluded at build time and the frozen flags. The candidate list
     /// and its boxes are caches: the response takes pairs in a canonical order
     /// fixed by the geometry alone, whatever list they come from.
     pub(crate) fn save_state(&self, out: &mut crate::checkpoint::StateWriter) {
         let excluded: Vec<u32> = self.excluded.iter().flatten().copied().collect();
         out.u32s(&excluded);
+        let bodies: Vec<u32> = self.excluded_bodies.iter().flat_map(|&(a, b)| [a, b]).collect();
+        out.u32s(&bodies);
         out.bools(&self.frozen);
         // The contacts the next implicit step couples into its solve.
         let stencils: Vec<u32> = self.coupled.iter().flat_map(|p| p.p).collect();
@@ -411,6 +427,13 @@ impl Contacts {
             return Err(crate::checkpoint::RestoreError::Invalid("excluded contact stencils"));
         }
         self.excluded = flat.chunks_exact(4).map(|c| [c[0], c[1], c[2], c[3]]).collect();
+        let mut bodies = Vec::new();
+        input.u32s("excluded contact body pairs", &mut bodies)?;
+        let count = self.surfaces.bodies.len() as u32;
+        if !bodies.len().is_multiple_of(2) || bodies.iter().any(|&b| b >= count) {
+            return Err(crate::checkpoint::RestoreError::Invalid("excluded contact body pairs"));
+        }
+        self.excluded_bodies = bodies.chunks_exact(2).map(|c| (c[0], c[1])).collect();
         input.bools("frozen particles", None, &mut self.frozen)?;
         let (mut stencils, mut kinds, mut distances) = (Vec::new(), Vec::new(), Vec::new());
         input.u32s("coupled contact stencils", &mut stencils)?;
@@ -445,55 +468,70 @@ impl Contacts {
         &self.pairs
     }
 
-    /// Body pairs that intersect in state `x` and the deepest overlap of each, for
-    /// the warning on a scene whose bodies start interpenetrating; the intersecting
-    /// stencils are remembered and left out of continuous detection until they
-    /// separate.
-    pub fn start(&mut self, topology: &Topology, x: &Vec3s) -> Vec<(String, String, f64)> {
+    /// Body pairs that intersect in state `x` and an estimate of how deep, for the
+    /// warning on a scene whose bodies start interpenetrating (each pair once, in
+    /// body order). Every pair between two such bodies is left out of the
+    /// proximity response and of continuous detection until their surfaces no
+    /// longer intersect; stencils that merely
+    /// touch are left out until they are apart by their contact distance.
+    pub fn start(&mut self, x: &Vec3s) -> Vec<(String, String, f64)> {
         self.excluded.clear();
+        self.excluded_bodies.clear();
         if !crate::par::all_finite(x) {
             return Vec::new();
         }
         self.broad_phase(x, x);
-        let mut touching = Vec::new();
+        // (surface body, surface body, depth), smaller body first.
+        let mut deep: Vec<(u32, u32, f64)> = Vec::new();
+        let mut record = |a: u32, b: u32, depth: f64| {
+            let key = (a.min(b), a.max(b));
+            match deep.iter_mut().find(|e| (e.0, e.1) == key) {
+                Some(e) => e.2 = e.2.max(depth),
+                None => deep.push((key.0, key.1, depth)),
+            }
+        };
         for pair in &self.pairs {
             let pos = gather(x, pair.p);
             let prox = narrow::proximity(pair.kind, &pos, DVec3::Y);
-            // Touching surfaces, or spheres overlapping by more than half.
-            let overlapping = match pair.kind {
-                PairKind::VertexVertex => prox.distance < pair.distance * 0.5,
-                _ => prox.distance < 1e-12 * (1.0 + pos[0].length()),
-            };
-            if overlapping {
-                self.excluded.push(pair.p);
-                touching.push(pair.p);
+            match pair.kind {
+                // Spheres overlapping by more than half their contact distance.
+                PairKind::VertexVertex if prox.distance < pair.distance * 0.5 => {
+                    self.excluded.push(pair.p);
+                    let (a, b) = self.surfaces.pair_bodies(pair);
+                    record(a, b, pair.distance - prox.distance);
+                }
+                PairKind::VertexVertex => {}
+                _ if prox.distance < 1e-12 * (1.0 + pos[0].length()) => self.excluded.push(pair.p),
+                _ => {}
             }
         }
         let tris = &self.surfaces.triangles;
         let groups: Vec<usize> = self.surfaces.triangle_body.iter().map(|&b| b as usize).collect();
+        let mut crossing: Vec<(u32, u32)> = Vec::new();
         for (a, b) in intersect::intersecting_pairs(tris, &groups, x, true) {
-            for (v, t) in [(a, b), (b, a)] {
-                for &p in &tris[v] {
-                    let [i, j, k] = tris[t];
-                    self.excluded.push([p, i, j, k]);
-                }
+            let (ta, tb) = (x.gather(&tris[a]), x.gather(&tris[b]));
+            let (ba, bb) = (self.surfaces.triangle_body[a], self.surfaces.triangle_body[b]);
+            record(ba, bb, crossing_depth(ta, tb));
+            crossing.push((ba.min(bb), ba.max(bb)));
+        }
+        // Two closed surfaces: the depth is how far the deepest vertex of either
+        // lies inside the other (the crossing triangles' estimate above can read
+        // a whole element where faces of the two lie in one plane).
+        crossing.sort_unstable();
+        crossing.dedup();
+        for &(a, b) in &crossing {
+            if let Some(depth) = self.surfaces.overlap_depth(a, b, x)
+                && let Some(e) = deep.iter_mut().find(|e| (e.0, e.1) == (a, b))
+            {
+                e.2 = depth;
             }
-            touching.push([tris[a][0], tris[a][1], tris[b][0], tris[b][1]]);
         }
         self.excluded.sort_unstable();
         self.excluded.dedup();
-        let mut out: Vec<(String, String, f64)> = Vec::new();
-        for p in touching {
-            let (ba, bb) = (topology.body_of(p[0] as usize), topology.body_of(p[2] as usize));
-            if let (Some(ba), Some(bb)) = (ba, bb) {
-                let depth = self.surfaces.depth_estimate(p, x);
-                match out.iter_mut().find(|e| e.0 == ba.name && e.1 == bb.name) {
-                    Some(e) => e.2 = e.2.max(depth),
-                    None => out.push((ba.name.clone(), bb.name.clone(), depth)),
-                }
-            }
-        }
-        out
+        deep.sort_unstable_by_key(|e| (e.0, e.1));
+        self.excluded_bodies = deep.iter().map(|e| (e.0, e.1)).collect();
+        let name = |k: u32| self.surfaces.bodies[k as usize].name.clone();
+        deep.into_iter().map(|(a, b, depth)| (name(a), name(b), depth)).collect()
     }
 
     /// The contact stage for a step from positions `x0` to the candidate end state
@@ -595,4 +633,30 @@ impl Contacts {
         self.report = report;
         report
     }
+}
+
+/// Whether `pair` joins two bodies in `excluded` (sorted body pairs whose surfaces
+/// intersected at build time): such pairs are left out of the proximity response
+/// and of continuous detection until the surfaces no longer intersect. (Pushed
+/// apart locally, a particle inside the other body is pushed further in: the
+/// side it is on is the wrong one.)
+fn joins_excluded(surfaces: &surface::Surfaces, excluded: &[(u32, u32)], pair: &Pair) -> bool {
+    if excluded.is_empty() {
+        return false;
+    }
+    let (a, b) = surfaces.pair_bodies(pair);
+    excluded.binary_search(&(a.min(b), a.max(b))).is_ok()
+}
+
+/// How deep two crossing triangles reach through each other: the farthest any
+/// corner of one lies behind the other's plane, the smaller of the two ways (for
+/// outward-wound closed surfaces, the depth of the overlap at that crossing).
+fn crossing_depth(t: [DVec3; 3], u: [DVec3; 3]) -> f64 {
+    let behind = |t: [DVec3; 3], u: [DVec3; 3]| {
+        let Some(n) = (u[1] - u[0]).cross(u[2] - u[0]).try_normalize() else {
+            return 0.0;
+        };
+        t.iter().map(|&p| -(p - u[0]).dot(n)).fold(0.0, f64::max)
+    };
+    behind(t, u).min(behind(u, t))
 }

@@ -24,12 +24,16 @@ impl Contacts {
         let stray = &self.stray;
         let pairs = &self.pairs;
         let live = Live::of_list(self.base_len, &self.dirty, &self.is_dirty);
+        let (surfaces, excluded_bodies) = (&self.surfaces, &self.excluded_bodies);
         let detect = |k: usize, out: &mut Vec<u32>| {
             let pair = &pairs[k];
             if !live.of(k, pair) {
                 return;
             }
             if kept_apart(pair, stray, pair.distance) {
+                return;
+            }
+            if super::joins_excluded(surfaces, excluded_bodies, pair) {
                 return;
             }
             let pos = gather(x, pair.p);

@@ -130,6 +130,68 @@ impl Surfaces {
         pts.iter().map(|q| (*q - c).length()).fold(0.0, f64::max)
     }
 
+    /// How deep two distinct bodies with closed surfaces overlap at `x`: the
+    /// largest distance from a vertex of either that lies inside the other
+    /// (winding number above ½) to the other's surface; `None` when either
+    /// surface is open (a cloth) or `a` = `b`.
+    #[must_use]
+    pub fn overlap_depth(&self, a: u32, b: u32, x: &Vec3s) -> Option<f64> {
+        if a == b {
+            return None;
+        }
+        let tris_of = |body: u32| -> Vec<[u32; 3]> {
+            self.triangles.iter().zip(&self.triangle_body).filter(|(_, k)| **k == body).map(|(t, _)| *t).collect()
+        };
+        let closed = |tris: &[[u32; 3]]| {
+            let mut edges: Vec<[u32; 2]> = tris
+                .iter()
+                .flat_map(|t| [[t[0], t[1]], [t[1], t[2]], [t[2], t[0]]])
+                .map(|[p, q]| [p.min(q), p.max(q)])
+                .collect();
+            edges.sort_unstable();
+            !tris.is_empty() && edges.chunk_by(|p, q| p == q).all(|run| run.len() == 2)
+        };
+        let (ta, tb) = (tris_of(a), tris_of(b));
+        if !closed(&ta) || !closed(&tb) {
+            return None;
+        }
+        let inside = |from: u32, tris: &[[u32; 3]]| {
+            let corners: Vec<DVec3> = tris.iter().flat_map(|t| x.gather(t)).collect();
+            let lo = corners.iter().copied().fold(DVec3::splat(f64::INFINITY), DVec3::min);
+            let hi = corners.iter().copied().fold(DVec3::splat(f64::NEG_INFINITY), DVec3::max);
+            self.vertices
+                .iter()
+                .zip(&self.vertex_body)
+                .filter(|(_, k)| **k == from)
+                .map(|(&v, _)| x.get(v as usize))
+                .filter(|p| p.cmpge(lo).all() && p.cmple(hi).all())
+                .filter(|&p| super::intersect::winding_number(p, tris, x) > 0.5)
+                .map(|p| {
+                    let d2 = tris
+                        .iter()
+                        .map(|t| {
+                            let [u, v, w] = x.gather(t);
+                            narrow::point_triangle(p, u, v, w).0
+                        })
+                        .fold(f64::INFINITY, f64::min);
+                    d2.sqrt()
+                })
+                .fold(0.0, f64::max)
+        };
+        Some(inside(a, &tb).max(inside(b, &ta)))
+    }
+
+    /// The surface bodies of `pair`'s two sides (its query primitive's first).
+    #[must_use]
+    pub fn pair_bodies(&self, pair: &super::Pair) -> (u32, u32) {
+        let (q, o) = (pair.query as usize, pair.other as usize);
+        match pair.kind {
+            narrow::PairKind::VertexTriangle => (self.vertex_body[q], self.triangle_body[o]),
+            narrow::PairKind::EdgeEdge => (self.edge_body[q], self.edge_body[o]),
+            narrow::PairKind::VertexVertex => (self.point_body[q], self.point_body[o]),
+        }
+    }
+
     /// Collision surfaces of the bodies in `topology` at rest positions `x`, with
     /// `options[k]` for body k (missing entries take the defaults).
     pub fn from_topology(
