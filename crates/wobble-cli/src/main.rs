@@ -329,6 +329,10 @@ fn main() -> ExitCode {
                     s.simulation.dt,
                     s.simulation.integrator
                 );
+                // What `run` would warn about (bodies that start interpenetrating).
+                for warning in &w.warnings {
+                    eprintln!("warning: {warning}");
+                }
                 ExitCode::SUCCESS
             }
             Err(e) => {

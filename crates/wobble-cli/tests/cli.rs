@@ -452,3 +452,16 @@ fn a_scene_excerpt_never_carries_escape_codes() {
     assert!(!t.contains('\u{1b}') && !t.contains('\u{7}'), "control characters reach the terminal: {t:?}");
     assert!(t.contains("scene.toml:2"), "{t}");
 }
+
+#[test]
+fn validate_warns_of_bodies_that_start_interpenetrating() {
+    let scene = write_scene(
+        "validate-overlap",
+        "[[body]]\nname = \"a\"\ntype = \"lattice\"\nn = [3, 3, 3]\nspacing = 0.05\n\
+         [[body]]\nname = \"b\"\ntype = \"lattice\"\nn = [3, 3, 3]\nspacing = 0.05\norigin = [0.09, 0, 0]\n",
+    );
+    let o = wobble(&["validate", scene.to_str().unwrap()]);
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    assert!(t.contains("warning: bodies `a` and `b` start interpenetrating (by about 1.000e-2 m)"), "{t}");
+}
