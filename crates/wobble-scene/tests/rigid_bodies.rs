@@ -311,3 +311,43 @@ fn rigid_bodies_have_no_thickness_and_colliders_do_not_rotate() {
         "[[collider]]\ntype = \"sphere\"\nradius = 0.2\nmotion = { type = \"rotate\", axis = [0, 1, 0], rate = 1 }\n";
     expect(&format!("{rigid}{collider}"), 8, 10, &["a collider cannot rotate"]);
 }
+
+#[test]
+fn rigid_bodies_that_start_overlapping_are_warned_of() {
+    // Two boxes 3 cm into each other, and a ball 5 cm into a lattice.
+    let text = r#"
+[simulation]
+dt = 1e-3
+[[body]]
+name = "low"
+type = "rigid"
+shape = "box"
+size = 0.1
+position = [0, 0.05, 0]
+[[body]]
+name = "high"
+type = "rigid"
+shape = "box"
+size = 0.1
+position = [0, 0.12, 0]
+[[body]]
+name = "jelly"
+type = "lattice"
+n = [3, 3, 3]
+spacing = 0.05
+origin = [1, 0, 0]
+[[body]]
+name = "ball"
+type = "rigid"
+shape = "sphere"
+radius = 0.05
+position = [1.05, 0.1, 0.05]
+"#;
+    let w = build(text).expect("scene").world;
+    let find = |a: &str, b: &str| w.warnings.iter().find(|m| m.contains(&format!("`{a}` and `{b}`"))).cloned();
+    let boxes = find("low", "high").unwrap_or_else(|| panic!("no warning for the boxes: {:?}", w.warnings));
+    assert!(boxes.contains("3.000e-2 m"), "{boxes}");
+    let ball = find("jelly", "ball").unwrap_or_else(|| panic!("no warning for the ball: {:?}", w.warnings));
+    assert!(ball.contains("5.000e-2 m"), "{ball}");
+    assert_eq!(w.warnings.len(), 2, "{:?}", w.warnings);
+}

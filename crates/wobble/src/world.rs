@@ -255,13 +255,22 @@ impl World {
         mut contacts: Contacts,
         params: SimParams,
     ) -> World {
-        let warnings = contacts
+        let mut warnings: Vec<String> = contacts
             .start(&state.x)
             .into_iter()
             .map(|(a, b, depth)| {
                 format!("bodies `{a}` and `{b}` start interpenetrating (by about {depth:.3e} m); they do not touch each other until their surfaces are apart")
             })
             .collect();
+        // Rigid bodies and the particles they touch: their contact pushes them
+        // apart in the first steps.
+        for c in &constraints {
+            for (a, b, depth) in c.start_overlaps(&particles, &topology, &state) {
+                warnings.push(format!(
+                    "bodies `{a}` and `{b}` start interpenetrating (by about {depth:.3e} m); their contact pushes them apart in the first steps"
+                ));
+            }
+        }
         let rotational = particles.any_rotational();
         let pickable = topology.surface_particles(state.len());
         let mut world = World {

@@ -99,6 +99,17 @@ pub trait Constraint: std::any::Any + Send + Sync + Debug {
     /// default.
     fn add_coupled_jacobian(&mut self, _ctx: &ConstraintContext<'_>, _state: &State, _sink: &mut dyn JacobianSink) {}
 
+    /// Bodies this constraint finds overlapping in the starting `state`: (body,
+    /// body, depth in m), for the world's warnings. None by default.
+    fn start_overlaps(
+        &self,
+        _particles: &Particles,
+        _topology: &crate::model::Topology,
+        _state: &State,
+    ) -> Vec<(String, String, f64)> {
+        Vec::new()
+    }
+
     /// Figures from the last projection for reports (`[("passes", 4.0)]`).
     fn stats(&self) -> Vec<(&'static str, f64)> {
         Vec::new()

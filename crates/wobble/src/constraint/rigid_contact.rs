@@ -697,6 +697,46 @@ impl Constraint for RigidContact {
     }
 
     /// Contacts resolved in the last projection.
+    /// Bodies of this contact that overlap each other, and bodies whose particles
+    /// lie inside one of them (deeper than their radius), at the start.
+    fn start_overlaps(
+        &self,
+        particles: &Particles,
+        topology: &crate::model::Topology,
+        state: &State,
+    ) -> Vec<(String, String, f64)> {
+        let name = |i: usize| topology.body_of(i).map_or_else(|| format!("particle {i}"), |b| b.name.clone());
+        let mut out: Vec<(String, String, f64)> = Vec::new();
+        let mut note = |a: String, b: String, depth: f64| match out.iter_mut().find(|e| e.0 == a && e.1 == b) {
+            Some(e) => e.2 = e.2.max(depth),
+            None => out.push((a, b, depth)),
+        };
+        let local = |body: &Rigid, p: DVec3| state.q[body.particle].inverse() * (p - state.x.get(body.particle));
+        for (k, a) in self.bodies.iter().enumerate() {
+            for b in &self.bodies[k + 1..] {
+                let mut depth = 0.0f64;
+                for (from, to) in [(a, b), (b, a)] {
+                    let (points, count, margin) = body_points(&from.shape);
+                    for &p in &points[..count] {
+                        let s = state.x.get(from.particle) + state.q[from.particle] * p;
+                        depth = depth.max(margin - to.shape.distance(local(to, s)).0);
+                    }
+                }
+                if depth > 0.0 {
+                    note(name(a.particle), name(b.particle), depth);
+                }
+            }
+            let Some(only) = &self.only else { continue };
+            for i in (0..state.len()).filter(|&i| only[i]) {
+                let depth = particles.radius[i] - a.shape.distance(local(a, state.x.get(i))).0;
+                if depth > 0.0 {
+                    note(name(i), name(a.particle), depth);
+                }
+            }
+        }
+        out
+    }
+
     fn stats(&self) -> Vec<(&'static str, f64)> {
         vec![("contacts", self.contacts as f64)]
     }
