@@ -255,6 +255,10 @@ impl World {
         mut contacts: Contacts,
         params: SimParams,
     ) -> World {
+        let mut constraints = constraints;
+        for c in &mut constraints {
+            c.prepare(&particles, &contacts.surfaces);
+        }
         let mut warnings: Vec<String> = contacts
             .start(&state.x)
             .into_iter()

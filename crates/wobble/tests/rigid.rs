@@ -23,7 +23,7 @@ use wobble::force::attachment::{Attachment, Link};
 use wobble::force::spring::CubicLaw;
 use wobble::force::{AirDrag, ForceContext, ForceTerm, Gravity, Loads, SpringLaw, SpringParams};
 use wobble::integrate::IntegratorKind;
-use wobble::model::{Particles, RigidShape, State, closed_surface_volume};
+use wobble::model::{Particles, Rigid, RigidShape, State, closed_surface_volume};
 use wobble::world::{SimParams, World};
 
 const BOX: RigidShape = RigidShape::Box { half: DVec3::new(0.1, 0.2, 0.3) };
@@ -758,4 +758,136 @@ fn small_ball_rests_on_a_coarse_cloth() {
     assert!(lowest > -0.15, "the ball fell through the cloth: lowest y = {lowest}");
     let v = w.state.v.get(bh.particle).length();
     assert!(v < 0.05, "the ball has not settled: |v| = {v} m/s at y = {y}");
+}
+
+/// Number of (box triangle, cloth triangle) pairs that cross, by the independent
+/// checker ([`wobble::contact::intersect::triangles_intersect`]).
+fn box_cloth_crossings(w: &World, cloth: &[[u32; 3]]) -> usize {
+    let (verts, tris) = wobble::model::rigid::rigid_surfaces(&w.topology.rigids, &w.state, 0);
+    let lo = verts.iter().fold(DVec3::INFINITY, |m, v| m.min(*v));
+    let hi = verts.iter().fold(DVec3::NEG_INFINITY, |m, v| m.max(*v));
+    let near: Vec<[DVec3; 3]> = cloth
+        .iter()
+        .map(|c| w.state.x.gather(c))
+        .filter(|[a, b, c]| !(a.max(*b).max(*c).cmplt(lo).any() || a.min(*b).min(*c).cmpgt(hi).any()))
+        .collect();
+    let mut count = 0;
+    for t in &tris {
+        let a = t.map(|i| verts[i as usize]);
+        for &c in &near {
+            if wobble::contact::intersect::triangles_intersect(a, c) {
+                count += 1;
+            }
+        }
+    }
+    count
+}
+
+/// A box dropped flat or tilted onto a pinned cloth whose particles have no
+/// radius (the scene default), fine (its edges cross the cloth's edges between
+/// their particles) or coarse (its edges cut through the cloth's triangles
+/// between its corners), lands, rocks and settles, and no box face crosses a
+/// cloth triangle after any step.
+#[test]
+fn box_on_a_cloth_never_cuts_through_it() {
+    let cases = [(21, 0.03, 0.0, "fine, flat"), (21, 0.03, 0.5, "fine, tilted"), (5, 0.15, 0.7, "coarse, tilted")];
+    for (n, spacing, tilt, label) in cases {
+        let mut b = WorldBuilder::new();
+        let cloth = Cloth {
+            nx: n,
+            ny: n,
+            spacing,
+            u: DVec3::X,
+            v: DVec3::Z,
+            mass: 0.4,
+            structural: SpringParams::linear(2000.0, 0.5),
+            shear: Some(SpringParams::linear(1000.0, 0.2)),
+            bend: None,
+            radius: 0.0,
+            ..Cloth::default()
+        };
+        let ch = cloth.build(&mut b, "cloth").expect("cloth");
+        for k in 0..n {
+            for p in [ch.particle(k, 0), ch.particle(k, n - 1), ch.particle(0, k), ch.particle(n - 1, k)] {
+                b.pin(p);
+            }
+        }
+        let middle = 0.5 * spacing * (n - 1) as f64;
+        let body = RigidBody {
+            shape: RigidShape::Box { half: DVec3::new(0.1, 0.05, 0.07) },
+            mass: 1.0,
+            position: DVec3::new(middle + 0.01, 0.15, middle - 0.01),
+            orientation: DQuat::from_axis_angle(DVec3::new(1.0, 0.0, 0.6).normalize(), tilt),
+            ..RigidBody::default()
+        };
+        let handle = body.build(&mut b, "box").expect("box");
+        let mut contact = RigidContact::new(
+            "contact",
+            b.topology.rigids.clone(),
+            Surface { restitution: 0.0, friction: 0.3 },
+            Vec::new(),
+        );
+        contact.triangles = b.topology.triangles.clone();
+        let cloth_tris = b.topology.triangles.clone();
+        b.add_constraint(contact);
+        b.add_force(Gravity::default());
+        b.add_force(AirDrag { rate: 4.0 });
+        let mut w = b.build(params(IntegratorKind::SymplecticEuler, 2e-4)).expect("world");
+        let (mut worst, mut crossed_steps) = (0, 0);
+        for _ in 0..7500 {
+            w.run(1).expect("run");
+            let c = box_cloth_crossings(&w, &cloth_tris);
+            worst = worst.max(c);
+            crossed_steps += usize::from(c > 0);
+        }
+        assert_eq!(crossed_steps, 0, "{label}: the box crossed the cloth after {crossed_steps} steps (at most {worst} pairs)");
+        // Free fall would take it 27 m down in 1.5 s; it rests in the cloth.
+        let (y, v) = (w.state.x.get(handle.particle).y, w.state.v.get(handle.particle).length());
+        assert!(y > -0.3 && v < 0.05, "{label}: the box has not come to rest on the cloth: y = {y} m, |v| = {v} m/s");
+    }
+}
+
+/// A thin bar piercing a small triangle steeply (its ends' corners lie beyond the
+/// triangle's sides, its cross-section in the triangle's plane inside it, so no
+/// corner, edge midpoint or triangle edge meets it) is found by its edges and
+/// pushed out along the face normal, with equal and opposite impulses.
+#[test]
+fn box_edge_through_a_triangle_is_pushed_out() {
+    let mut b = WorldBuilder::new();
+    let corners = [DVec3::new(-0.05, 0.0, -0.05), DVec3::new(0.05, 0.0, -0.05), DVec3::new(0.0, 0.0, 0.05)];
+    let tri: Vec<u32> =
+        corners.iter().map(|&c| b.add_particle(c, DVec3::new(0.0, -0.3, 0.0), 0.1, 0.002) as u32).collect();
+    // The bar's axis (−sin 60°, cos 60°, 0) crosses the plane at the origin, its
+    // top end 0.1 m beyond along the axis (0.087 m off to the side, outside the
+    // triangle).
+    let rotation = DQuat::from_rotation_z(60f64.to_radians());
+    let axis = rotation * DVec3::Y;
+    let body = RigidBody {
+        shape: RigidShape::Box { half: DVec3::new(0.005, 0.3, 0.005) },
+        mass: 1.0,
+        position: -0.2 * axis,
+        orientation: rotation,
+        velocity: DVec3::new(0.0, 0.2, 0.0),
+        ..RigidBody::default()
+    };
+    let handle = body.build(&mut b, "bar").expect("bar");
+    let mut c =
+        RigidContact::new("contact", b.topology.rigids.clone(), Surface { restitution: 0.0, friction: 0.2 }, Vec::new());
+    c.triangles = vec![[tri[0], tri[1], tri[2]]];
+    let crossing = |s: &State| {
+        let (v, t) = wobble::model::rigid::rigid_surfaces(&[Rigid { particle: handle.particle, shape: body.shape }], s, 0);
+        let face = [0, 1, 2].map(|k| s.x.get(tri[k] as usize));
+        t.iter().filter(|t| wobble::contact::intersect::triangles_intersect(t.map(|i| v[i as usize]), face)).count()
+    };
+    assert!(crossing(&b.state) > 0, "the set-up must start crossed");
+    let before = momentum(&b.particles, &b.state);
+    project(&mut c, &b.particles, &mut b.state);
+    assert!(c.contacts >= 1, "no contact found");
+    assert_eq!(crossing(&b.state), 0, "the bar still crosses the triangle");
+    let scale: f64 = (0..b.state.len()).map(|i| b.particles.mass[i] * b.state.v.get(i).length()).sum();
+    assert_vec_close!(momentum(&b.particles, &b.state), before, 1e-13 * scale.max(1.0), "total momentum");
+    // The triangle went up (away from the bar's centre, below the plane) and no
+    // longer approaches the bar.
+    let y = tri.iter().map(|&i| b.state.x.get(i as usize).y).sum::<f64>() / 3.0;
+    assert!(y > 0.0, "triangle not pushed up: y = {y}");
 }

@@ -99,6 +99,11 @@ pub trait Constraint: std::any::Any + Send + Sync + Debug {
     /// default.
     fn add_coupled_jacobian(&mut self, _ctx: &ConstraintContext<'_>, _state: &State, _sink: &mut dyn JacobianSink) {}
 
+    /// Called once as the world is assembled, with the contact stage's collision
+    /// `surfaces` (each deformable body's thickness), before the first step.
+    /// Nothing by default.
+    fn prepare(&mut self, _particles: &Particles, _surfaces: &crate::contact::surface::Surfaces) {}
+
     /// Bodies this constraint finds overlapping in the starting `state`: (body,
     /// body, depth in m), for the world's warnings. None by default.
     fn start_overlaps(

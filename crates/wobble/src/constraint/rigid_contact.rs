@@ -164,6 +164,15 @@ pub struct RigidContact {
     /// Impulse each body received from colliders since the world began, N s.
     pub collider_impulse: Vec<DVec3>,
     is_body: Vec<bool>,
+    /// Contact distance of each particle from a body's surface, m: its radius, or
+    /// half its surface's thickness where that is more (a rigid body is a surface
+    /// of thickness 0, and two surfaces keep the mean of their thicknesses apart);
+    /// set by [`Constraint::prepare`], the radius until then.
+    reach: Vec<f64>,
+    /// The edges of `triangles`, each once (built on first use).
+    edges: Vec<[u32; 2]>,
+    /// How many triangles `edges` was built from.
+    edges_from: usize,
 }
 
 impl RigidContact {
@@ -187,17 +196,35 @@ impl RigidContact {
             particle_impulse: vec![DVec3::ZERO; n],
             collider_impulse: vec![DVec3::ZERO; n],
             is_body: Vec::new(),
+            reach: Vec::new(),
+            edges: Vec::new(),
+            edges_from: 0,
         }
     }
 
     /// Marks which particles are rigid bodies (on first use, or when the count
     /// changed).
-    fn ensure_body_mask(&mut self, n: usize) {
+    fn ensure_body_mask(&mut self, particles: &Particles, n: usize) {
         if self.is_body.len() != n {
             self.is_body = vec![false; n];
             for body in &self.bodies {
                 self.is_body[body.particle] = true;
             }
+        }
+        if self.reach.len() != n {
+            self.reach = particles.radius.clone();
+            self.reach.resize(n, 0.0);
+        }
+        if self.edges_from != self.triangles.len() || (self.edges.is_empty() && !self.triangles.is_empty()) {
+            self.edges = self
+                .triangles
+                .iter()
+                .flat_map(|t| [[t[0], t[1]], [t[1], t[2]], [t[2], t[0]]])
+                .map(|[a, b]| [a.min(b), a.max(b)])
+                .collect();
+            self.edges.sort_unstable();
+            self.edges.dedup();
+            self.edges_from = self.triangles.len();
         }
     }
 
@@ -215,7 +242,7 @@ impl RigidContact {
                     continue;
                 }
                 let w = particles.inv_mass[i] + wb;
-                let r_p = particles.radius[i];
+                let r_p = self.reach[i];
                 let x = state.x.get(i);
                 if w == 0.0 || (x - xb).length_squared() > (bound + r_p) * (bound + r_p) {
                     continue;
@@ -256,7 +283,7 @@ impl RigidContact {
             if wp == 0.0 && wb == 0.0 {
                 continue;
             }
-            let r_p = particles.radius[i];
+            let r_p = self.reach[i];
             let (xb, q) = (state.x.get(b), state.q[b]);
             let x = state.x.get(i);
             if (x - xb).length_squared() > (bound + r_p) * (bound + r_p) {
@@ -301,13 +328,13 @@ impl RigidContact {
         let (points, used, margin) = body_points(&body.shape);
         let bound = body.shape.bounding_radius();
         let mut contacts = 0;
-        for &tri in &self.triangles {
-            let ids = tri.map(|i| i as usize);
+        for t in 0..self.triangles.len() {
+            let ids = self.triangles[t].map(|i| i as usize);
             let inv = ids.map(|i| particles.inv_mass[i]);
             if wb == 0.0 && inv.iter().all(|&w| w == 0.0) {
                 continue;
             }
-            let r = ids.iter().map(|&i| particles.radius[i]).sum::<f64>() / 3.0;
+            let r = ids.iter().map(|&i| self.reach[i]).sum::<f64>() / 3.0;
             let reach = margin + r;
             let (xb, q) = (state.x.get(b), state.q[b]);
             let corner = ids.map(|i| state.x.get(i));
@@ -341,31 +368,170 @@ impl RigidContact {
                 } else {
                     (xt - s) / dist
                 };
-                let wt: f64 = (0..3).map(|j| w[j] * w[j] * inv[j]).sum();
-                let total = wt + wb;
-                if total == 0.0 {
-                    continue;
-                }
-                contacts += 1;
-                // Position: translational, split by inverse mass.
-                let lambda = (reach - dist) / total;
-                for j in 0..3 {
-                    state.x.set(ids[j], x[j] + (w[j] * inv[j] * lambda) * n);
-                }
-                state.x.set(b, xb - (wb * lambda) * n);
-                // Velocity: impulse at the contact point on the body's surface.
                 let rho = s + margin * n - xb;
-                let inv_i = particles.world_inv_inertia(b, q);
-                let vt: DVec3 = (0..3).map(|j| w[j] * state.v.get(ids[j])).sum();
-                let rel = vt - (state.v.get(b) + state.w.get(b).cross(rho));
-                let Some(impulse) = contact_impulse(rel, n, total, &inv_i, rho, self.surface) else {
-                    continue;
-                };
-                for j in 0..3 {
-                    apply(state, ids[j], w[j] * inv[j], impulse);
+                if self.resolve_weighted(k, particles, state, &ids, &w, n, reach - dist, rho) {
+                    contacts += 1;
                 }
-                apply_body(state, b, wb, &inv_i, rho, -impulse);
-                self.particle_impulse[k] -= impulse;
+            }
+        }
+        contacts
+    }
+
+    /// Resolves a contact between body `k` and the point Σ wᵢ xᵢ of a deformable
+    /// surface (particles `ids`, weights `w`): normal `n` from the body towards
+    /// the surface, penetration `depth` > 0, lever arm `rho` from the body's centre
+    /// to the contact point on its surface (see the module docs). False when
+    /// neither side can move.
+    #[allow(clippy::too_many_arguments)]
+    fn resolve_weighted(
+        &mut self,
+        k: usize,
+        particles: &Particles,
+        state: &mut State,
+        ids: &[usize],
+        w: &[f64],
+        n: DVec3,
+        depth: f64,
+        rho: DVec3,
+    ) -> bool {
+        let b = self.bodies[k].particle;
+        let wb = particles.inv_mass[b];
+        let wt: f64 = ids.iter().zip(w).map(|(&i, &wi)| wi * wi * particles.inv_mass[i]).sum();
+        let total = wt + wb;
+        if total == 0.0 {
+            return false;
+        }
+        // Position: translational, split by inverse mass.
+        let lambda = depth / total;
+        for (&i, &wi) in ids.iter().zip(w) {
+            state.x.set(i, state.x.get(i) + (wi * particles.inv_mass[i] * lambda) * n);
+        }
+        state.x.set(b, state.x.get(b) - (wb * lambda) * n);
+        // Velocity: impulse at the contact point on the body's surface.
+        let inv_i = particles.world_inv_inertia(b, state.q[b]);
+        let vt: DVec3 = ids.iter().zip(w).map(|(&i, &wi)| wi * state.v.get(i)).sum();
+        let rel = vt - (state.v.get(b) + state.w.get(b).cross(rho));
+        if let Some(impulse) = contact_impulse(rel, n, total, &inv_i, rho, self.surface) {
+            for (&i, &wi) in ids.iter().zip(w) {
+                apply(state, i, wi * particles.inv_mass[i], impulse);
+            }
+            apply_body(state, b, wb, &inv_i, rho, -impulse);
+            self.particle_impulse[k] -= impulse;
+        }
+        true
+    }
+
+    /// Resolves box `k` against the deformable surfaces' edges: the point of each
+    /// edge deepest in the box, or nearest to it, closer than its contact
+    /// distance (interpolated between the edge's particles) is a contact along the
+    /// box's normal there. Catches an edge that crosses the box's edge or face
+    /// between its particles, which stay outside.
+    fn edges_against(&mut self, k: usize, particles: &Particles, state: &mut State) -> usize {
+        let body = self.bodies[k];
+        if body.shape.edges().is_empty() {
+            return 0;
+        }
+        let b = body.particle;
+        let bound = body.shape.bounding_radius();
+        let mut contacts = 0;
+        for e in 0..self.edges.len() {
+            let [i, j] = self.edges[e].map(|i| i as usize);
+            let (xb, q) = (state.x.get(b), state.q[b]);
+            let (xi, xj) = (state.x.get(i), state.x.get(j));
+            let reach = self.reach[i].max(self.reach[j]);
+            // The segment's nearest point to the centre must be within reach.
+            let d = xj - xi;
+            let t0 = if d.length_squared() > 0.0 { ((xb - xi).dot(d) / d.length_squared()).clamp(0.0, 1.0) } else { 0.0 };
+            if (xi + t0 * d - xb).length_squared() > (bound + reach) * (bound + reach) {
+                continue;
+            }
+            let q_inv = q.inverse();
+            let (t, dist) = body.shape.deepest_on_segment(q_inv * (xi - xb), q_inv * (xj - xb));
+            // At a particle the particle test acts.
+            if t <= 1e-9 || t >= 1.0 - 1e-9 {
+                continue;
+            }
+            let reach = (1.0 - t) * self.reach[i] + t * self.reach[j];
+            if dist >= reach {
+                continue;
+            }
+            let point = xi + t * d;
+            let n = q * body.shape.distance(q_inv * (point - xb)).1;
+            let rho = point - dist * n - xb;
+            if self.resolve_weighted(k, particles, state, &[i, j], &[1.0 - t, t], n, reach - dist, rho) {
+                contacts += 1;
+            }
+        }
+        contacts
+    }
+
+    /// Resolves box `k`'s edges against the deformable surfaces' triangles: the
+    /// part of a box edge over a triangle (inside the prism its face sweeps along
+    /// its normal) whose end lies closer to the face than the contact distance on
+    /// the side of the box's centre, or past it, is a contact along the face
+    /// normal, away from the centre. Catches a box edge that cuts through a
+    /// triangle between the box's support points.
+    fn box_edges_against(&mut self, k: usize, particles: &Particles, state: &mut State) -> usize {
+        let body = self.bodies[k];
+        let box_edges = body.shape.edges();
+        if box_edges.is_empty() {
+            return 0;
+        }
+        let b = body.particle;
+        let mut corners = [DVec3::ZERO; 8];
+        let _ = body.shape.support_points(&mut corners);
+        let bound = body.shape.bounding_radius();
+        let mut contacts = 0;
+        for t in 0..self.triangles.len() {
+            let ids = self.triangles[t].map(|i| i as usize);
+            let r = ids.iter().map(|&i| self.reach[i]).sum::<f64>() / 3.0;
+            let x = ids.map(|i| state.x.get(i));
+            let xb = state.x.get(b);
+            let lo = x[0].min(x[1]).min(x[2]);
+            let hi = x[0].max(x[1]).max(x[2]);
+            let far = DVec3::splat(bound + r);
+            if (xb + far).cmplt(lo).any() || (xb - far).cmpgt(hi).any() {
+                continue;
+            }
+            let face = (x[1] - x[0]).cross(x[2] - x[0]).normalize_or_zero();
+            if face == DVec3::ZERO {
+                continue;
+            }
+            // Inward normals of the prism's sides.
+            let sides = [0, 1, 2].map(|j| (x[j], face.cross(x[(j + 1) % 3] - x[j])));
+            for &(ci, cj) in box_edges {
+                let (xb, q) = (state.x.get(b), state.q[b]);
+                let x = ids.map(|i| state.x.get(i));
+                let (s0, s1) = (xb + q * corners[ci], xb + q * corners[cj]);
+                // Clip the box edge to the prism.
+                let (mut t0, mut t1) = (0.0f64, 1.0f64);
+                for &(a, m) in &sides {
+                    let (f0, f1) = ((s0 - a).dot(m), (s1 - a).dot(m));
+                    if f0 < 0.0 && f1 < 0.0 {
+                        t1 = -1.0;
+                        break;
+                    }
+                    if f0 < 0.0 {
+                        t0 = t0.max(f0 / (f0 - f1));
+                    } else if f1 < 0.0 {
+                        t1 = t1.min(f0 / (f0 - f1));
+                    }
+                }
+                if t0 > t1 {
+                    continue;
+                }
+                // Heights over the face on the centre's side; the lower end decides.
+                let side = if (xb - x[0]).dot(face) < 0.0 { -1.0 } else { 1.0 };
+                let height = |p: DVec3| side * (p - x[0]).dot(face);
+                let (e0, e1) = (s0 + t0 * (s1 - s0), s0 + t1 * (s1 - s0));
+                let (s, h) = if height(e0) <= height(e1) { (e0, height(e0)) } else { (e1, height(e1)) };
+                if h >= r {
+                    continue;
+                }
+                let (_, w) = point_triangle(s - (s - x[0]).dot(face) * face, x[0], x[1], x[2]);
+                if self.resolve_weighted(k, particles, state, &ids, &w, -side * face, r - h, s - xb) {
+                    contacts += 1;
+                }
             }
         }
         contacts
@@ -599,8 +765,24 @@ impl Constraint for RigidContact {
         &self.name
     }
 
+    fn prepare(&mut self, particles: &Particles, surfaces: &crate::contact::surface::Surfaces) {
+        let mut reach = particles.radius.clone();
+        let mut widen = |i: u32, b: u32| {
+            let r = &mut reach[i as usize];
+            *r = r.max(0.5 * surfaces.thickness_of(b));
+        };
+        for (e, &b) in surfaces.edges.iter().zip(&surfaces.edge_body) {
+            widen(e[0], b);
+            widen(e[1], b);
+        }
+        for (&p, &b) in surfaces.points.iter().zip(&surfaces.point_body) {
+            widen(p, b);
+        }
+        self.reach = reach;
+    }
+
     fn add_coupled_forces(&mut self, ctx: &ConstraintContext<'_>, state: &State, out: &mut Loads) {
-        self.ensure_body_mask(state.len());
+        self.ensure_body_mask(ctx.particles, state.len());
         self.coupled_until = Some(ctx.t + ctx.h);
         // Per body: the torque, the rotational stiffness K = Σ k (ρ × n)(ρ × n)ᵀ
         // and the rotational damping D = Σ c [ρ]ₓᵀ P [ρ]ₓ of the friction
@@ -647,7 +829,7 @@ impl Constraint for RigidContact {
     }
 
     fn add_coupled_jacobian(&mut self, ctx: &ConstraintContext<'_>, state: &State, sink: &mut dyn JacobianSink) {
-        self.ensure_body_mask(state.len());
+        self.ensure_body_mask(ctx.particles, state.len());
         let definite = sink.definite();
         self.coupled_springs(ctx.particles, state, ctx.h, |s| {
             let nn = outer(s.n);
@@ -660,12 +842,16 @@ impl Constraint for RigidContact {
     }
 
     fn project(&mut self, ctx: &ConstraintContext<'_>, state: &mut State) {
-        self.ensure_body_mask(state.len());
+        self.ensure_body_mask(ctx.particles, state.len());
         self.coupled = self.coupled_until == Some(ctx.t);
         let mut contacts = 0;
         for k in 0..self.bodies.len() {
             contacts += self.particles_against(k, ctx.particles, state);
             contacts += self.triangles_against(k, ctx.particles, state);
+            // The box's edges push triangles along their normals, which can leave
+            // a triangle's edge across the box: the edge test comes last.
+            contacts += self.box_edges_against(k, ctx.particles, state);
+            contacts += self.edges_against(k, ctx.particles, state);
             contacts += self.colliders_against(k, ctx.particles, state, ctx.t);
         }
         for a in 0..self.bodies.len() {
@@ -728,7 +914,7 @@ impl Constraint for RigidContact {
             }
             let Some(only) = &self.only else { continue };
             for i in (0..state.len()).filter(|&i| only[i]) {
-                let depth = particles.radius[i] - a.shape.distance(local(a, state.x.get(i))).0;
+                let depth = self.reach.get(i).copied().unwrap_or(particles.radius[i]) - a.shape.distance(local(a, state.x.get(i))).0;
                 if depth > 0.0 {
                     note(name(i), name(a.particle), depth);
                 }

@@ -85,6 +85,75 @@ impl RigidShape {
         }
     }
 
+    /// The point of segment (a, b) (body frame) deepest in the shape, or nearest
+    /// to it: the parameter t ∈ [0, 1] of the point a + t (b − a) where the signed
+    /// [`Self::distance`] is least, and that distance. The signed distance of a
+    /// convex shape is a convex function along a line, so a ball's is found in
+    /// closed form (the point nearest the centre) and a box's by golden-section
+    /// search, to 1e-12 of the segment.
+    #[must_use]
+    pub fn deepest_on_segment(&self, a: DVec3, b: DVec3) -> (f64, f64) {
+        let d = b - a;
+        let at = |t: f64| self.distance(a + t * d).0;
+        match *self {
+            RigidShape::Sphere { .. } => {
+                let len2 = d.length_squared();
+                let t = if len2 > 0.0 { (-a.dot(d) / len2).clamp(0.0, 1.0) } else { 0.0 };
+                (t, at(t))
+            }
+            RigidShape::Box { .. } => {
+                const GOLDEN: f64 = 0.618_033_988_749_894_8;
+                let (mut lo, mut hi) = (0.0, 1.0);
+                let (mut t1, mut t2) = (hi - GOLDEN * (hi - lo), lo + GOLDEN * (hi - lo));
+                let (mut f1, mut f2) = (at(t1), at(t2));
+                while hi - lo > 1e-12 {
+                    if f1 <= f2 {
+                        hi = t2;
+                        (t2, f2) = (t1, f1);
+                        t1 = hi - GOLDEN * (hi - lo);
+                        f1 = at(t1);
+                    } else {
+                        lo = t1;
+                        (t1, f1) = (t2, f2);
+                        t2 = lo + GOLDEN * (hi - lo);
+                        f2 = at(t2);
+                    }
+                }
+                // The ends too: the search brackets the least value only to its
+                // tolerance, and an end may be the minimum exactly.
+                [(0.0, at(0.0)), (1.0, at(1.0)), (0.5 * (lo + hi), at(0.5 * (lo + hi)))]
+                    .into_iter()
+                    .min_by(|x, y| x.1.total_cmp(&y.1))
+                    .expect("three candidates")
+            }
+        }
+    }
+
+    /// The box's twelve edges as pairs of indices into its
+    /// [`Self::support_points`] corners (corners differing in one bit); none for
+    /// a ball.
+    #[must_use]
+    pub fn edges(&self) -> &'static [(usize, usize)] {
+        const BOX_EDGES: [(usize, usize); 12] = [
+            (0, 1),
+            (2, 3),
+            (4, 5),
+            (6, 7),
+            (0, 2),
+            (1, 3),
+            (4, 6),
+            (5, 7),
+            (0, 4),
+            (1, 5),
+            (2, 6),
+            (3, 7),
+        ];
+        match self {
+            RigidShape::Sphere { .. } => &[],
+            RigidShape::Box { .. } => &BOX_EDGES,
+        }
+    }
+
     /// The points tested against the scene's colliders, in the body frame: the
     /// centre of a sphere (with its radius as margin) or the eight corners of a box
     /// (margin 0). Returns the number of points written into `out`.
