@@ -56,6 +56,28 @@
 //! point changes vᵢ by wᵢ P / mᵢ (so Σ mᵢ Δvᵢ = P) and the body by −P, with
 //! restitution and Coulomb friction as for particles.
 //!
+//! A box also meets the surfaces along its edges and theirs, where no support
+//! point or particle lies:
+//! - *a surface edge across the box*: the point of each edge (i, j) deepest in the
+//!   box, or nearest to it (the signed distance is convex along a line, so a
+//!   golden-section search finds it), at parameter t strictly inside the edge and
+//!   closer than its contact distance, is a contact along the box's normal there,
+//!   moving like a particle of weights (1 − t, t);
+//! - *a box edge through a triangle*: the part of each box edge over the triangle
+//!   (clipped to the prism its face sweeps along its normal) whose lower end, on
+//!   the side of the box's centre, lies closer to the face than the contact
+//!   distance or past it is a contact along the face normal, away from the centre.
+//!
+//! Edges come after triangles: a box edge's push moves a triangle along its
+//! normal, which can leave one of its edges across the box.
+//!
+//! *Contact distance.* A particle keeps its radius from a body's surface, or half
+//! its deformable surface's `thickness` where that is more
+//! ([`Constraint::prepare`]): a rigid body counts as a surface of thickness 0, and
+//! two surfaces keep the mean of their thicknesses apart, as in the contact
+//! stage. With a positive distance, a cloth resting on a box is apart from it
+//! rather than touching it exactly, where round-off would put it on either side.
+//!
 //! # Bodies against colliders
 //! A ball is tested by its centre with its radius as margin, a box by its eight
 //! corners. The body is moved out along the normal by the deepest penetration (a
@@ -441,7 +463,8 @@ impl RigidContact {
             let reach = self.reach[i].max(self.reach[j]);
             // The segment's nearest point to the centre must be within reach.
             let d = xj - xi;
-            let t0 = if d.length_squared() > 0.0 { ((xb - xi).dot(d) / d.length_squared()).clamp(0.0, 1.0) } else { 0.0 };
+            let t0 =
+                if d.length_squared() > 0.0 { ((xb - xi).dot(d) / d.length_squared()).clamp(0.0, 1.0) } else { 0.0 };
             if (xi + t0 * d - xb).length_squared() > (bound + reach) * (bound + reach) {
                 continue;
             }
@@ -914,7 +937,8 @@ impl Constraint for RigidContact {
             }
             let Some(only) = &self.only else { continue };
             for i in (0..state.len()).filter(|&i| only[i]) {
-                let depth = self.reach.get(i).copied().unwrap_or(particles.radius[i]) - a.shape.distance(local(a, state.x.get(i))).0;
+                let depth = self.reach.get(i).copied().unwrap_or(particles.radius[i])
+                    - a.shape.distance(local(a, state.x.get(i))).0;
                 if depth > 0.0 {
                     note(name(i), name(a.particle), depth);
                 }

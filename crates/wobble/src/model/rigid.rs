@@ -134,20 +134,8 @@ impl RigidShape {
     /// a ball.
     #[must_use]
     pub fn edges(&self) -> &'static [(usize, usize)] {
-        const BOX_EDGES: [(usize, usize); 12] = [
-            (0, 1),
-            (2, 3),
-            (4, 5),
-            (6, 7),
-            (0, 2),
-            (1, 3),
-            (4, 6),
-            (5, 7),
-            (0, 4),
-            (1, 5),
-            (2, 6),
-            (3, 7),
-        ];
+        const BOX_EDGES: [(usize, usize); 12] =
+            [(0, 1), (2, 3), (4, 5), (6, 7), (0, 2), (1, 3), (4, 6), (5, 7), (0, 4), (1, 5), (2, 6), (3, 7)];
         match self {
             RigidShape::Sphere { .. } => &[],
             RigidShape::Box { .. } => &BOX_EDGES,
