@@ -56,17 +56,7 @@ pub(crate) fn read(t: &Table<'_, '_>, origin: DVec3, mass: f64) -> Result<BodySh
                     .error(t.span_of("radius"), "a box has no `radius`")
                     .with_help("give its edge lengths: `size = [x, y, z]` (m) or `size = a` for a cube"));
             }
-            let size = match t.get("size") {
-                None => return Err(t.missing("size", "the edge lengths [x, y, z] in m, or one number for a cube")),
-                Some(v) => match (crate::doc::number(v), crate::doc::vec3(v)) {
-                    (Some(a), _) => DVec3::splat(a),
-                    (None, Some(s)) => s,
-                    _ => return Err(t.error(v.span(), "`size` must be a number or [x, y, z] (m)")),
-                },
-            };
-            if !(size.is_finite() && size.min_element() > 0.0) {
-                return Err(t.error(t.span_of("size"), format!("every edge in `size` = {size} must be positive (m)")));
-            }
+            let size = crate::scene::read_box_size(t)?;
             RigidShape::Box { half: size * 0.5 }
         }
         Some(other) => {

@@ -376,6 +376,11 @@ fn read_body(t: &Table<'_, '_>) -> Result<BodySpec, SceneError> {
         self_collide: t.bool("self_collide")?,
         thickness,
     };
+    if contact.collide == Some(false) && contact.self_collide == Some(true) {
+        return Err(t
+            .error(t.span_of("self_collide"), "`self_collide = true` contradicts `collide = false`: a body that collides with nothing cannot collide with itself")
+            .with_help("drop `collide = false` to let the body touch itself and others, or drop `self_collide`"));
+    }
     let sticks = match t.array("sticks")? {
         Some(items) => read_kinds(t, "sticks", items)?,
         None => Vec::new(),
@@ -717,6 +722,22 @@ fn read_driver(t: &Table<'_, '_>, names: &[&str], index: usize) -> Result<Driver
     Ok(DriverSpec { name, body, select, motion, span: t.span() })
 }
 
+/// A box's edge lengths, m: `size = [x, y, z]`, or one number for a cube.
+pub(crate) fn read_box_size(t: &Table<'_, '_>) -> Result<DVec3, SceneError> {
+    let size = match t.get("size") {
+        None => return Err(t.missing("size", "the edge lengths [x, y, z] in m, or one number for a cube")),
+        Some(v) => match (crate::doc::number(v), crate::doc::vec3(v)) {
+            (Some(a), _) => DVec3::splat(a),
+            (None, Some(s)) => s,
+            _ => return Err(t.error(v.span(), "`size` must be a number or [x, y, z] (m)")),
+        },
+    };
+    if !(size.is_finite() && size.min_element() > 0.0) {
+        return Err(t.error(t.span_of("size"), format!("every edge in `size` = {size} must be positive (m)")));
+    }
+    Ok(size)
+}
+
 fn read_collider(t: &Table<'_, '_>, index: usize) -> Result<ColliderSpec, SceneError> {
     let kind = t.str("type")?.ok_or_else(|| t.missing("type", "plane, sphere, box, mesh or room"))?;
     let shape = match kind {
@@ -732,10 +753,7 @@ fn read_collider(t: &Table<'_, '_>, index: usize) -> Result<ColliderSpec, SceneE
             radius: t.positive("radius", None, "m")?,
         }),
         "box" => {
-            let size = t.vec3("size")?.ok_or_else(|| t.missing("size", "[x, y, z], the edge lengths in m"))?;
-            if !(size.is_finite() && size.min_element() > 0.0) {
-                return Err(t.error(t.span_of("size"), format!("every edge in `size` = {size} must be positive (m)")));
-            }
+            let size = read_box_size(t)?;
             let deg = t.vec3_or("rotation", DVec3::ZERO)?;
             if !deg.is_finite() {
                 return Err(t.error(t.span_of("rotation"), "`rotation` must be finite angles in degrees"));

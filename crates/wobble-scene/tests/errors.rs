@@ -270,3 +270,28 @@ fn mesh_collider_files_that_are_missing_or_empty_are_errors_at_their_line() {
     // A box with a non-positive edge.
     expect(&format!("{CLOTH}\n[[collider]]\ntype = \"box\"\nsize = [1, 0, 1]\n"), 8, 8, &["must be positive"]);
 }
+
+/// `self_collide = true` beside `collide = false` is a contradiction, reported at
+/// the `self_collide` line; a body with no non-adjacent elements (a `pair`'s one
+/// spring) takes any thickness, since no self-contact can fire at rest, where the
+/// rest-gap search once stopped at its own radius and quoted that as the gap.
+#[test]
+fn self_collision_options_that_contradict_or_cannot_fire() {
+    expect(&format!("{CLOTH}collide = false\nself_collide = true\n"), 6, 16, &["contradicts `collide = false`"]);
+    let pair = "[[body]]\nname = \"pair\"\ntype = \"pair\"\nstart = [0, 1, 0]\nend = [0.5, 1, 0]\nself_collide = true\nthickness = 1.5\n";
+    let scene = parse(pair).expect("parses");
+    scene.build().expect("a pair has no non-adjacent elements, so any thickness is valid");
+    // A cloth whose thickness is past the twice-mean-edge search radius is still
+    // measured against its real gap (0.02/√2 m).
+    let body = "[[body]]\ntype = \"cloth\"\nnx = 6\nny = 6\nspacing = 0.02\nthickness = 0.5\n";
+    let err = parse(body).unwrap().build().unwrap_err().to_string();
+    assert!(err.contains("1.414e-2"), "{err}");
+}
+
+/// A box collider takes `size` as one number for a cube, as a rigid box does.
+#[test]
+fn a_box_collider_takes_a_single_size() {
+    let text = format!("{CLOTH}\n[[collider]]\ntype = \"box\"\nsize = 0.5\n");
+    parse(&text).expect("parses").build().expect("builds");
+    expect(&format!("{CLOTH}\n[[collider]]\ntype = \"box\"\nsize = \"big\"\n"), 8, 8, &["a number or [x, y, z]"]);
+}

@@ -937,8 +937,9 @@ impl Constraint for RigidContact {
             }
             let Some(only) = &self.only else { continue };
             for i in (0..state.len()).filter(|&i| only[i]) {
-                let depth = self.reach.get(i).copied().unwrap_or(particles.radius[i])
-                    - a.shape.distance(local(a, state.x.get(i))).0;
+                // The overlap of the particle's own extent, not of the contact
+                // distance (a gap the contact keeps).
+                let depth = particles.radius[i] - a.shape.distance(local(a, state.x.get(i))).0;
                 if depth > 0.0 {
                     note(name(i), name(a.particle), depth);
                 }

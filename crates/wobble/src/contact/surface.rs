@@ -243,7 +243,14 @@ impl Surfaces {
             };
             let mean_radius =
                 body.particles.clone().map(|i| radius[i]).sum::<f64>() / body.particles.len().max(1) as f64;
+            // The search for the rest gap reaches past a given thickness, so that a
+            // gap it reports below the thickness is a real one, and finding none
+            // means no self-contact fires at rest.
             let search = if edges.is_empty() { (4.0 * mean_radius).max(1e-6) } else { 2.0 * mean_edge };
+            let search = match opt.thickness {
+                Some(h) if h.is_finite() && self_collide => search.max(1.01 * h),
+                _ => search,
+            };
             let gap = single.rest_gap(x, search);
             let default = if edges.is_empty() {
                 // Loose particles: spheres of their radius (contact at r_a + r_b).
