@@ -207,3 +207,19 @@ pub(crate) fn read_body_ref(t: &Table<'_, '_>, names: &[&str]) -> Result<String,
     }
     Ok(body.to_owned())
 }
+
+/// A box's edge lengths, m: `size = [x, y, z]`, or one number for a cube.
+pub(crate) fn read_box_size(t: &Table<'_, '_>) -> Result<DVec3, SceneError> {
+    let size = match t.get("size") {
+        None => return Err(t.missing("size", "the edge lengths [x, y, z] in m, or one number for a cube")),
+        Some(v) => match (crate::doc::number(v), crate::doc::vec3(v)) {
+            (Some(a), _) => DVec3::splat(a),
+            (None, Some(s)) => s,
+            _ => return Err(t.error(v.span(), "`size` must be a number or [x, y, z] (m)")),
+        },
+    };
+    if !(size.is_finite() && size.min_element() > 0.0) {
+        return Err(t.error(t.span_of("size"), format!("every edge in `size` = {size} must be positive (m)")));
+    }
+    Ok(size)
+}

@@ -56,7 +56,7 @@ pub(crate) fn read(t: &Table<'_, '_>, origin: DVec3, mass: f64) -> Result<BodySh
                     .error(t.span_of("radius"), "a box has no `radius`")
                     .with_help("give its edge lengths: `size = [x, y, z]` (m) or `size = a` for a cube"));
             }
-            let size = crate::scene::read_box_size(t)?;
+            let size = crate::fields::read_box_size(t)?;
             RigidShape::Box { half: size * 0.5 }
         }
         Some(other) => {
