@@ -737,32 +737,46 @@ fn bodies_meet_triangles_between_their_particles_and_keep_momentum() {
     }
 }
 
+/// A flat n × n cloth in the x–z plane of the given spacing (m), mass (kg) and
+/// particle radius (m), with structural and shear springs and no bending, pinned
+/// along its whole border.
+fn pinned_cloth(
+    b: &mut WorldBuilder,
+    n: usize,
+    spacing: f64,
+    mass: f64,
+    radius: f64,
+    structural: SpringParams,
+    shear: SpringParams,
+) {
+    let cloth = Cloth {
+        nx: n,
+        ny: n,
+        spacing,
+        u: DVec3::X,
+        v: DVec3::Z,
+        mass,
+        structural,
+        shear: Some(shear),
+        bend: None,
+        radius,
+        ..Cloth::default()
+    };
+    let ch = cloth.build(b, "cloth").expect("cloth");
+    for k in 0..n {
+        for p in [ch.particle(k, 0), ch.particle(k, n - 1), ch.particle(0, k), ch.particle(n - 1, k)] {
+            b.pin(p);
+        }
+    }
+}
+
 /// A small ball dropped onto the middle of a coarse cloth cell (its particles 0.25 m
 /// apart, the ball 0.08 m across) is held by the triangles and settles; with
 /// particle contact alone it would fall through.
 #[test]
 fn small_ball_rests_on_a_coarse_cloth() {
     let mut b = WorldBuilder::new();
-    let n = 5;
-    let cloth = Cloth {
-        nx: n,
-        ny: n,
-        spacing: 0.25,
-        u: DVec3::X,
-        v: DVec3::Z,
-        mass: 0.5,
-        structural: SpringParams::linear(2000.0, 1.0),
-        shear: Some(SpringParams::linear(1000.0, 0.5)),
-        bend: None,
-        radius: 0.005,
-        ..Cloth::default()
-    };
-    let ch = cloth.build(&mut b, "cloth").expect("cloth");
-    for k in 0..n {
-        for p in [ch.particle(k, 0), ch.particle(k, n - 1), ch.particle(0, k), ch.particle(n - 1, k)] {
-            b.pin(p);
-        }
-    }
+    pinned_cloth(&mut b, 5, 0.25, 0.5, 0.005, SpringParams::linear(2000.0, 1.0), SpringParams::linear(1000.0, 0.5));
     let ball = RigidBody {
         shape: RigidShape::Sphere { radius: 0.04 },
         mass: 0.2,
@@ -828,25 +842,15 @@ fn box_on_a_cloth_never_cuts_through_it() {
     let cases = [(21, 0.03, 0.0, "fine, flat"), (21, 0.03, 0.5, "fine, tilted"), (5, 0.15, 0.7, "coarse, tilted")];
     for (n, spacing, tilt, label) in cases {
         let mut b = WorldBuilder::new();
-        let cloth = Cloth {
-            nx: n,
-            ny: n,
+        pinned_cloth(
+            &mut b,
+            n,
             spacing,
-            u: DVec3::X,
-            v: DVec3::Z,
-            mass: 0.4,
-            structural: SpringParams::linear(2000.0, 0.5),
-            shear: Some(SpringParams::linear(1000.0, 0.2)),
-            bend: None,
-            radius: 0.0,
-            ..Cloth::default()
-        };
-        let ch = cloth.build(&mut b, "cloth").expect("cloth");
-        for k in 0..n {
-            for p in [ch.particle(k, 0), ch.particle(k, n - 1), ch.particle(0, k), ch.particle(n - 1, k)] {
-                b.pin(p);
-            }
-        }
+            0.4,
+            0.0,
+            SpringParams::linear(2000.0, 0.5),
+            SpringParams::linear(1000.0, 0.2),
+        );
         let middle = 0.5 * spacing * (n - 1) as f64;
         let body = RigidBody {
             shape: RigidShape::Box { half: DVec3::new(0.1, 0.05, 0.07) },

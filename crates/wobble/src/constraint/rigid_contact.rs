@@ -79,34 +79,43 @@
 //! rather than touching it exactly, where round-off would put it on either side.
 //!
 //! # Bodies against colliders
-//! A ball is tested by its centre with its radius as margin, a box by its eight
-//! corners. The body is moved out along the normal by the deepest penetration (a
-//! translation), then the contacts are resolved together by sequential impulses:
-//! [`COLLIDER_PASSES`] passes over the contact points, each accumulating a
-//! non-negative normal impulse towards the target normal velocity −ε u_n (u_n the
-//! approach speed at the start) and a friction impulse kept inside the Coulomb disc
-//! μ J. A box that lands flat so gets the same support at its four corners.
+//! A ball is tested by its centre with its radius as margin (exact against every
+//! collider). A box meets a plane by its eight corners, a ball collider by the
+//! ball's centre against the box (so a box lying on a large ball rests on its face,
+//! not on its corners), a box collider by the separating-axis test of the two boxes
+//! (below), and a mesh collider by its corners. The body is moved out along the
+//! normal by the overlap (a translation), then the contacts are resolved together
+//! by sequential impulses: [`COLLIDER_PASSES`] passes over the contact points, each
+//! accumulating a non-negative normal impulse towards the target normal velocity
+//! −ε u_n (u_n the approach speed at the start) and a friction impulse kept inside
+//! the Coulomb disc μ J. A box that lands flat so gets the same support at its four
+//! corners.
 //!
 //! # Bodies against bodies
-//! Each pair of bodies whose bounding spheres overlap is tested both ways: the
-//! support points of one (a ball's centre with its radius as margin; a box's eight
-//! corners, twelve edge midpoints and six face centres) against the other's shape. A point at depth
-//! δ > 0 is a contact with the other shape's outward normal n; the bodies are moved
-//! apart along n by δ split by inverse mass (translation only), and an impulse
-//! P = J n − J_t t at the contact point (restitution on the first pass, Coulomb
-//! friction) is given to one and taken from the other, in [`BODY_PASSES`] passes over
-//! the pair's points. Linear momentum changes by equal and opposite impulses, and
-//! angular momentum too (both impulses act at the same point). Box–box edge contacts
-//! are caught where an edge's midpoint or a corner enters the other box; two edges
-//! crossing near their ends can overlap slightly before they are.
+//! Each pair of bodies whose bounding spheres overlap is tested exactly: two balls
+//! by their centres' distance, a ball and a box by the ball's centre against the
+//! box, two boxes by their fifteen separating axes with a clipped contact manifold
+//! ([`crate::contact::box_box`]: up to eight points where faces meet, one where
+//! edges cross, as two ridges crossing mid-span do with no corner of either inside
+//! the other). The result is a normal n, the overlap δ along it and the contact
+//! points. The bodies are moved apart along n by δ split by inverse mass
+//! (translation only), and an impulse P = J n − J_t t at each contact point
+//! (restitution on the first pass, Coulomb friction) is given to one and taken
+//! from the other, in [`BODY_PASSES`] passes over the pair's points. Linear
+//! momentum changes by equal and opposite impulses, and so does angular momentum
+//! (both impulses act at the same point); the translation apart keeps the pair's
+//! mass centre and changes the angular momentum about the origin only by
+//! Σ Δxᵢ × mᵢ vᵢ, the price of a position correction that does not turn the
+//! bodies.
 
-use glam::{DMat3, DVec3};
+use glam::{DMat3, DQuat, DVec3};
 
-use super::collider::{Collider, Surface};
+use super::collider::{Collider, Shape, Surface};
 use super::{
     COUPLED_SLOP, COUPLED_STIFFNESS, Constraint, ConstraintContext, coupled_friction, coupled_push_speed,
     coupled_stiffness, outer,
 };
+use crate::contact::box_box::{Cuboid, box_box};
 use crate::contact::narrow::point_triangle;
 use crate::force::{Loads, Parameter, ParameterError};
 use crate::model::{Particles, Rigid, RigidShape, State};
@@ -568,33 +577,18 @@ impl RigidContact {
         if wb == 0.0 {
             return 0;
         }
-        let mut local = [DVec3::ZERO; 8];
-        let (count, margin) = body.shape.support_points(&mut local);
         let mut contacts = 0;
         for c in &self.colliders {
             let q = state.q[b];
             let xb = state.x.get(b);
-            // Contact points (lever arms) and normals.
+            // Contact points (lever arms), normals and depths.
             let mut found = [(DVec3::ZERO, DVec3::ZERO, 0.0); 8];
-            let mut m = 0;
-            let mut deepest = (0.0, DVec3::ZERO);
-            for p in &local[..count] {
-                let arm = q * *p;
-                let (dist, n) = c.distance_within(xb + arm, t, margin);
-                let depth = margin - dist;
-                if depth > 0.0 {
-                    found[m] = (arm - margin * n, n, depth);
-                    m += 1;
-                    if depth > deepest.0 {
-                        deepest = (depth, n);
-                    }
-                }
-            }
+            let (m, push) = collider_contacts(body.shape, xb, q, c, t, &mut found);
             if m == 0 {
                 continue;
             }
             contacts += m;
-            state.x.set(b, xb + deepest.0 * deepest.1);
+            state.x.set(b, xb + push);
             let inv_i = particles.world_inv_inertia(b, q);
             let u = c.motion.velocity(t);
             let Surface { restitution, friction } = c.surface;
@@ -656,34 +650,16 @@ impl RigidContact {
         if (state.x.get(pa) - state.x.get(pb)).length_squared() > reach * reach {
             return 0;
         }
-        // Contact points: (point on the surface pair, normal from b to a, depth).
-        let mut found: Vec<(DVec3, DVec3, f64)> = Vec::new();
-        for (from, to, sign) in [(ba, bb, 1.0), (bb, ba, -1.0)] {
-            let (xf, qf) = (state.x.get(from.particle), state.q[from.particle]);
-            let (xt, qt) = (state.x.get(to.particle), state.q[to.particle]);
-            let (points, count, margin) = body_points(&from.shape);
-            for &p in &points[..count] {
-                let s = xf + qf * p;
-                let (d, n_local) = to.shape.distance(qt.inverse() * (s - xt));
-                let depth = margin - d;
-                if depth > 0.0 {
-                    let n = qt * n_local;
-                    // The contact point lies on `to`'s surface below the point.
-                    found.push((s - d * n, sign * n, depth));
-                }
-            }
-        }
-        if found.is_empty() {
-            return 0;
-        }
-        // Position: the deepest overlap, split by inverse mass.
-        let &(_, n, depth) = found.iter().max_by(|x, y| x.2.total_cmp(&y.2)).expect("non-empty");
+        let pose = |body: &Rigid| (body.shape, state.x.get(body.particle), state.q[body.particle]);
+        let Some(overlap) = shapes_overlap(pose(&ba), pose(&bb)) else { return 0 };
+        let (n, depth) = (overlap.normal, overlap.depth);
+        // Position: the overlap along the normal, split by inverse mass.
         let w = wa + wb;
         state.x.set(pa, state.x.get(pa) + (wa / w * depth) * n);
         state.x.set(pb, state.x.get(pb) - (wb / w * depth) * n);
         let Surface { restitution, friction } = self.surface;
         for pass in 0..BODY_PASSES {
-            for &(c, n, _) in &found {
+            for &c in &overlap.points[..overlap.count] {
                 let (xa, xb) = (state.x.get(pa), state.x.get(pb));
                 let (ia, ib) =
                     (particles.world_inv_inertia(pa, state.q[pa]), particles.world_inv_inertia(pb, state.q[pb]));
@@ -710,15 +686,126 @@ impl RigidContact {
                 apply_body(state, pb, wb, &ib, rb, -impulse);
             }
         }
-        found.len()
+        overlap.count
+    }
+}
+
+/// Where two rigid shapes overlap: the unit normal from the first towards the
+/// second's outside (from b to a), the overlap along it, and contact points.
+struct Overlap {
+    normal: DVec3,
+    depth: f64,
+    points: [DVec3; 8],
+    count: usize,
+}
+
+impl Overlap {
+    fn single(normal: DVec3, depth: f64, point: DVec3) -> Self {
+        let mut points = [DVec3::ZERO; 8];
+        points[0] = point;
+        Overlap { normal, depth, points, count: 1 }
+    }
+}
+
+/// The contacts of a body of `shape` at (`xb`, `q`) with collider `c` at time `t`,
+/// written into `found` as (lever arm of the contact point, unit normal from the
+/// collider, depth): their number and the translation that moves the body out.
+/// A box meets a box collider by their separating axes and a ball collider by
+/// the ball's centre against the box (both exact); otherwise the body's support
+/// points are tested (a ball's centre with its radius as margin, exact for every
+/// collider; a box's corners, exact against a plane).
+fn collider_contacts(
+    shape: RigidShape,
+    xb: DVec3,
+    q: DQuat,
+    c: &Collider,
+    t: f64,
+    found: &mut [(DVec3, DVec3, f64); 8],
+) -> (usize, DVec3) {
+    let offset = c.motion.offset(t);
+    match (shape, &c.shape) {
+        (RigidShape::Box { half }, Shape::Box { center, half: other, rotation }) => {
+            let Some(m) = box_box(&cuboid(half, xb, q), &cuboid(*other, *center + offset, *rotation)) else {
+                return (0, DVec3::ZERO);
+            };
+            for (slot, (p, depth)) in found.iter_mut().zip(m.contacts()) {
+                *slot = (p - xb, m.normal, depth);
+            }
+            (m.count, m.depth * m.normal)
+        }
+        (RigidShape::Box { .. }, Shape::Sphere { center, radius }) => {
+            let centre = *center + offset;
+            let (d, n_local) = shape.distance(q.inverse() * (centre - xb));
+            let depth = radius - d;
+            if depth <= 0.0 {
+                return (0, DVec3::ZERO);
+            }
+            // The box's surface point nearest the ball's centre; the normal points
+            // from the ball into the box.
+            let n = -(q * n_local);
+            found[0] = (centre + d * n - xb, n, depth);
+            (1, depth * n)
+        }
+        _ => {
+            let mut local = [DVec3::ZERO; 8];
+            let (count, margin) = shape.support_points(&mut local);
+            let (mut m, mut deepest) = (0, (0.0, DVec3::ZERO));
+            for p in &local[..count] {
+                let arm = q * *p;
+                let (dist, n) = c.distance_within(xb + arm, t, margin);
+                let depth = margin - dist;
+                if depth > 0.0 {
+                    found[m] = (arm - margin * n, n, depth);
+                    m += 1;
+                    if depth > deepest.0 {
+                        deepest = (depth, n);
+                    }
+                }
+            }
+            (m, deepest.0 * deepest.1)
+        }
+    }
+}
+
+/// A box body placed in the world, for the separating-axis test.
+fn cuboid(half: DVec3, x: DVec3, q: DQuat) -> Cuboid {
+    Cuboid { centre: x, axes: DMat3::from_quat(q), half }
+}
+
+/// The overlap of shape `a` at (x_a, q_a) with shape `b` at (x_b, q_b), exact for
+/// every pair: two balls by their centres' distance, a ball and a box by the
+/// ball's centre against the box, two boxes by their separating axes
+/// ([`box_box`]). `None` when they are apart or only touch.
+fn shapes_overlap(a: (RigidShape, DVec3, DQuat), b: (RigidShape, DVec3, DQuat)) -> Option<Overlap> {
+    match (a.0, b.0) {
+        (RigidShape::Sphere { radius: ra }, RigidShape::Sphere { radius: rb }) => {
+            let d = a.1 - b.1;
+            let len = d.length();
+            let depth = ra + rb - len;
+            let n = if len > 0.0 { d / len } else { DVec3::Y };
+            (depth > 0.0).then(|| Overlap::single(n, depth, b.1 + (rb - 0.5 * depth) * n))
+        }
+        (RigidShape::Sphere { radius }, RigidShape::Box { .. }) => {
+            let (d, n_local) = b.0.distance(b.2.inverse() * (a.1 - b.1));
+            let n = b.2 * n_local;
+            // The contact point: the box's surface point nearest the ball's centre.
+            (radius - d > 0.0).then(|| Overlap::single(n, radius - d, a.1 - d * n))
+        }
+        (RigidShape::Box { .. }, RigidShape::Sphere { .. }) => {
+            shapes_overlap(b, a).map(|o| Overlap { normal: -o.normal, ..o })
+        }
+        (RigidShape::Box { half: ha }, RigidShape::Box { half: hb }) => {
+            let m = box_box(&cuboid(ha, a.1, a.2), &cuboid(hb, b.1, b.2))?;
+            Some(Overlap { normal: m.normal, depth: m.depth, points: m.points, count: m.count })
+        }
     }
 }
 
 /// Support points of a shape in its body frame (the first `count` of the array)
-/// and their margin: a ball's centre (margin its radius), a box's corners, edge
-/// midpoints and face centres (margin 0). The face centres catch two boxes meeting
-/// face to face with their edges in line (a stack of equal boxes), where every
-/// corner and edge midpoint of one lies on the other's side faces, at depth 0.
+/// and their margin, tested against the deformable surfaces' triangles: a ball's
+/// centre (margin its radius), a box's corners, edge midpoints and face centres
+/// (margin 0). The edge midpoints and face centres spread a box's support over
+/// a triangle larger than its face; the edges themselves are tested separately.
 fn body_points(shape: &crate::model::RigidShape) -> ([DVec3; 26], usize, f64) {
     let mut corners = [DVec3::ZERO; 8];
     let (count, margin) = shape.support_points(&mut corners);
@@ -923,14 +1010,8 @@ impl Constraint for RigidContact {
         let local = |body: &Rigid, p: DVec3| state.q[body.particle].inverse() * (p - state.x.get(body.particle));
         for (k, a) in self.bodies.iter().enumerate() {
             for b in &self.bodies[k + 1..] {
-                let mut depth = 0.0f64;
-                for (from, to) in [(a, b), (b, a)] {
-                    let (points, count, margin) = body_points(&from.shape);
-                    for &p in &points[..count] {
-                        let s = state.x.get(from.particle) + state.q[from.particle] * p;
-                        depth = depth.max(margin - to.shape.distance(local(to, s)).0);
-                    }
-                }
+                let pose = |body: &Rigid| (body.shape, state.x.get(body.particle), state.q[body.particle]);
+                let depth = shapes_overlap(pose(a), pose(b)).map_or(0.0, |o| o.depth);
                 if depth > 0.0 {
                     note(name(a.particle), name(b.particle), depth);
                 }

@@ -86,6 +86,7 @@ use glam::DVec3;
 
 use crate::model::{Particles, State, Vec3s};
 
+pub mod box_box;
 pub mod broad;
 mod continuous;
 pub mod coupled;
