@@ -1,6 +1,6 @@
 //! Two solid boxes: the separating-axis test and its contact manifold
 //! (`wobble::contact::box_box`), and rigid boxes meeting each other, a box collider
-//! and a ball collider through it.
+//! and a ball collider through it, and a mesh collider's tips and ridges.
 //!
 //! Checked against hand-computed cases (boxes stacked face to face, a box wider
 //! than the face it lies on, two ridges crossing away from their midpoints, ridges
@@ -17,6 +17,7 @@ use support::Rng;
 use wobble::build::WorldBuilder;
 use wobble::build::rigid::RigidBody;
 use wobble::constraint::collider::Surface;
+use wobble::constraint::trimesh::TriMesh;
 use wobble::constraint::{Collider, Constraint, ConstraintContext, RigidContact, Shape};
 use wobble::contact::box_box::{BoxManifold, Cuboid, Feature, box_box};
 use wobble::contact::intersect::triangles_intersect;
@@ -402,5 +403,74 @@ fn a_box_pair_projection_keeps_momentum() {
         );
         let translation = shift[0].cross(p.mass[ia] * v0[0]) + shift[1].cross(p.mass[ib] * v0[1]);
         assert_vec_close!(angular_momentum(p, s), l0 + translation, 1e-13 * scale, "case {case}: angular momentum");
+    }
+}
+
+/// A closed mesh: a square pyramid (base 1 m at y = 0, apex at 0.5 m) or a
+/// triangular prism lying along z (the same cross-section, 1 m long), its ridge at
+/// y = 0.5 m.
+fn peak(ridge: bool) -> TriMesh {
+    let (vertices, triangles) = if ridge {
+        let v = [(-0.5, 0.0), (0.5, 0.0), (0.0, 0.5)];
+        let vertices: Vec<DVec3> =
+            [-0.5, 0.5].iter().flat_map(|&z| v.iter().map(move |&(x, y)| DVec3::new(x, y, z))).collect();
+        (vertices, vec![[0, 2, 1], [3, 4, 5], [0, 1, 4], [0, 4, 3], [1, 2, 5], [1, 5, 4], [2, 0, 3], [2, 3, 5]])
+    } else {
+        let vertices = vec![
+            DVec3::new(-0.5, 0.0, -0.5),
+            DVec3::new(0.5, 0.0, -0.5),
+            DVec3::new(0.5, 0.0, 0.5),
+            DVec3::new(-0.5, 0.0, 0.5),
+            DVec3::new(0.0, 0.5, 0.0),
+        ];
+        (vertices, vec![[0, 1, 2], [0, 2, 3], [0, 4, 1], [1, 4, 2], [2, 4, 3], [3, 4, 0]])
+    };
+    let mesh = TriMesh::new(vertices, triangles, 0.0).expect("mesh");
+    assert!(mesh.closed);
+    mesh
+}
+
+/// A flat box (0.6 × 0.1 × 0.6 m) dropped level from 2 cm above a mesh collider's
+/// tip (a pyramid's apex) or ridge (a prism's, across the box's middle, the box
+/// 0.15 m off the ridge's middle along it) is held by them: 0.5 s later its
+/// bottom face is still at the tip's height (to 5 mm), instead of sunk until its
+/// corners reach the slopes (0.09 m lower, as with corners alone). On the ridge it
+/// also stays level along the ridge, to 1e-5: it is held along a line (one contact
+/// point on the ridge rocks it by about 1e-4).
+#[test]
+fn a_box_lands_on_a_mesh_tip_and_ridge() {
+    let half = DVec3::new(0.3, 0.05, 0.3);
+    for ridge in [false, true] {
+        let mut builder = WorldBuilder::new();
+        let body = RigidBody {
+            shape: RigidShape::Box { half },
+            mass: 1.0,
+            position: DVec3::new(0.0, 0.5 + half.y + 0.02, if ridge { 0.15 } else { 0.0 }),
+            ..RigidBody::default()
+        };
+        let i = body.build(&mut builder, "box").unwrap().particle;
+        let collider = Collider::new(
+            "peak",
+            Shape::Mesh(std::sync::Arc::new(peak(ridge))),
+            Surface { restitution: 0.0, friction: 0.5 },
+        );
+        builder.add_constraint(RigidContact::new(
+            "contact",
+            builder.topology.rigids.clone(),
+            Surface::default(),
+            vec![collider],
+        ));
+        builder.add_force(Gravity::default());
+        let mut w = builder.build(params(1e-3)).unwrap();
+        w.run(500).unwrap();
+        let (x, q) = (w.state.x.get(i), w.state.q[i]);
+        // The box's bottom face centre, and how far the face has turned.
+        let bottom = x - half.y * (q * DVec3::Y);
+        let label = if ridge { "ridge" } else { "tip" };
+        assert!((bottom.y - 0.5).abs() < 5e-3, "{label}: bottom face centre at y = {} m", bottom.y);
+        if ridge {
+            let lean = (q * DVec3::Y).z.abs();
+            assert!(lean < 1e-5, "ridge: the box tipped along the ridge (sin = {lean})");
+        }
     }
 }

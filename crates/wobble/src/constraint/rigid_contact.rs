@@ -83,7 +83,10 @@
 //! collider). A box meets a plane by its eight corners, a ball collider by the
 //! ball's centre against the box (so a box lying on a large ball rests on its face,
 //! not on its corners), a box collider by the separating-axis test of the two boxes
-//! (below), and a mesh collider by its corners. The body is moved out along the
+//! (below), and a mesh collider by its corners against the mesh and by the mesh's
+//! vertices and edges near it against the box (an edge inside the box is clipped
+//! to the side slabs of the face nearest its deepest point, so a ridge along a face
+//! holds it at two points, along a line). The body is moved out along the
 //! normal by the overlap (a translation), then the contacts are resolved together
 //! by sequential impulses: [`COLLIDER_PASSES`] passes over the contact points, each
 //! accumulating a non-negative normal impulse towards the target normal velocity
@@ -204,6 +207,22 @@ pub struct RigidContact {
     edges: Vec<[u32; 2]>,
     /// How many triangles `edges` was built from.
     edges_from: usize,
+    /// Scratch of the collider contacts, kept between steps.
+    scratch: ColliderScratch,
+}
+
+/// Reused storage of a body's contacts with one collider.
+#[derive(Clone, Debug, Default)]
+struct ColliderScratch {
+    /// (lever arm of the contact point, unit normal from the collider, depth).
+    found: Vec<(DVec3, DVec3, f64)>,
+    /// Target normal speed, accumulated normal and friction impulse per contact.
+    target: Vec<f64>,
+    jn: Vec<f64>,
+    jt: Vec<DVec3>,
+    /// A mesh collider's vertices and edges near a box.
+    vertices: Vec<u32>,
+    edges: Vec<[u32; 2]>,
 }
 
 impl RigidContact {
@@ -230,6 +249,7 @@ impl RigidContact {
             reach: Vec::new(),
             edges: Vec::new(),
             edges_from: 0,
+            scratch: ColliderScratch::default(),
         }
     }
 
@@ -578,12 +598,13 @@ impl RigidContact {
             return 0;
         }
         let mut contacts = 0;
+        let mut scratch = std::mem::take(&mut self.scratch);
         for c in &self.colliders {
             let q = state.q[b];
             let xb = state.x.get(b);
-            // Contact points (lever arms), normals and depths.
-            let mut found = [(DVec3::ZERO, DVec3::ZERO, 0.0); 8];
-            let (m, push) = collider_contacts(body.shape, xb, q, c, t, &mut found);
+            let push = collider_contacts(body.shape, xb, q, c, t, &mut scratch);
+            let ColliderScratch { found, target, jn: jn_acc, jt: jt_acc, .. } = &mut scratch;
+            let m = found.len();
             if m == 0 {
                 continue;
             }
@@ -594,17 +615,18 @@ impl RigidContact {
             let Surface { restitution, friction } = c.surface;
             let velocity_at = |state: &State, arm: DVec3| state.v.get(b) + state.w.get(b).cross(arm) - u;
             // Target normal speeds from the approach speeds before any impulse.
-            let mut target = [0.0; 8];
-            for (j, (arm, n, _)) in found[..m].iter().enumerate() {
-                let un = velocity_at(state, *arm).dot(*n);
-                target[j] = if un < 0.0 { -restitution * un } else { un };
-            }
-            let mut jn_acc = [0.0; 8];
-            let mut jt_acc = [DVec3::ZERO; 8];
+            target.clear();
+            target.extend(found.iter().map(|&(arm, n, _)| {
+                let un = velocity_at(state, arm).dot(n);
+                if un < 0.0 { -restitution * un } else { un }
+            }));
+            jn_acc.clear();
+            jn_acc.resize(m, 0.0);
+            jt_acc.clear();
+            jt_acc.resize(m, DVec3::ZERO);
             let mut total = DVec3::ZERO;
             for _ in 0..COLLIDER_PASSES {
-                for (j, (arm, n, _)) in found[..m].iter().enumerate() {
-                    let (arm, n) = (*arm, *n);
+                for (j, &(arm, n, _)) in found.iter().enumerate() {
                     let kn = wb + n.dot((inv_i * arm.cross(n)).cross(arm));
                     let un = velocity_at(state, arm).dot(n);
                     let new = (jn_acc[j] + (target[j] - un) / kn).max(0.0);
@@ -633,6 +655,7 @@ impl RigidContact {
             }
             self.collider_impulse[k] += total;
         }
+        self.scratch = scratch;
         contacts
     }
 }
@@ -708,63 +731,155 @@ impl Overlap {
 }
 
 /// The contacts of a body of `shape` at (`xb`, `q`) with collider `c` at time `t`,
-/// written into `found` as (lever arm of the contact point, unit normal from the
-/// collider, depth): their number and the translation that moves the body out.
+/// written into `scratch.found` as (lever arm of the contact point, unit normal
+/// from the collider, depth); returns the translation that moves the body out.
 /// A box meets a box collider by their separating axes and a ball collider by
-/// the ball's centre against the box (both exact); otherwise the body's support
-/// points are tested (a ball's centre with its radius as margin, exact for every
-/// collider; a box's corners, exact against a plane).
+/// the ball's centre against the box (both exact), a mesh collider by its corners
+/// against the mesh and by the mesh's vertices and edges near it against the box;
+/// otherwise the body's support points are tested (a ball's centre with its
+/// radius as margin, exact for every collider; a box's corners, exact against a
+/// plane).
 fn collider_contacts(
     shape: RigidShape,
     xb: DVec3,
     q: DQuat,
     c: &Collider,
     t: f64,
-    found: &mut [(DVec3, DVec3, f64); 8],
-) -> (usize, DVec3) {
+    scratch: &mut ColliderScratch,
+) -> DVec3 {
     let offset = c.motion.offset(t);
+    let found = &mut scratch.found;
+    found.clear();
     match (shape, &c.shape) {
         (RigidShape::Box { half }, Shape::Box { center, half: other, rotation }) => {
             let Some(m) = box_box(&cuboid(half, xb, q), &cuboid(*other, *center + offset, *rotation)) else {
-                return (0, DVec3::ZERO);
+                return DVec3::ZERO;
             };
-            for (slot, (p, depth)) in found.iter_mut().zip(m.contacts()) {
-                *slot = (p - xb, m.normal, depth);
-            }
-            (m.count, m.depth * m.normal)
+            found.extend(m.contacts().map(|(p, depth)| (p - xb, m.normal, depth)));
+            return m.depth * m.normal;
         }
         (RigidShape::Box { .. }, Shape::Sphere { center, radius }) => {
             let centre = *center + offset;
             let (d, n_local) = shape.distance(q.inverse() * (centre - xb));
             let depth = radius - d;
             if depth <= 0.0 {
-                return (0, DVec3::ZERO);
+                return DVec3::ZERO;
             }
             // The box's surface point nearest the ball's centre; the normal points
             // from the ball into the box.
             let n = -(q * n_local);
-            found[0] = (centre + d * n - xb, n, depth);
-            (1, depth * n)
+            found.push((centre + d * n - xb, n, depth));
+            return depth * n;
         }
-        _ => {
-            let mut local = [DVec3::ZERO; 8];
-            let (count, margin) = shape.support_points(&mut local);
-            let (mut m, mut deepest) = (0, (0.0, DVec3::ZERO));
-            for p in &local[..count] {
-                let arm = q * *p;
-                let (dist, n) = c.distance_within(xb + arm, t, margin);
-                let depth = margin - dist;
-                if depth > 0.0 {
-                    found[m] = (arm - margin * n, n, depth);
-                    m += 1;
-                    if depth > deepest.0 {
-                        deepest = (depth, n);
-                    }
-                }
-            }
-            (m, deepest.0 * deepest.1)
+        _ => {}
+    }
+    let mut local = [DVec3::ZERO; 8];
+    let (count, margin) = shape.support_points(&mut local);
+    for p in &local[..count] {
+        let arm = q * *p;
+        let (dist, n) = c.distance_within(xb + arm, t, margin);
+        let depth = margin - dist;
+        if depth > 0.0 {
+            found.push((arm - margin * n, n, depth));
         }
     }
+    if let (RigidShape::Box { half }, Shape::Mesh(mesh)) = (shape, &c.shape) {
+        // Placed relative to the mesh's rest placement: lever arms are differences,
+        // the same in the world.
+        mesh_features_against_box(mesh, half, xb - offset, q, scratch);
+    }
+    let deepest = scratch.found.iter().max_by(|a, b| a.2.total_cmp(&b.2));
+    deepest.map_or(DVec3::ZERO, |&(_, n, depth)| depth * n)
+}
+
+/// A mesh collider's vertices and edges near a box body (centre `xb` relative to
+/// the mesh's rest placement, orientation `q`, half-extents `half`) that lie
+/// inside it, or within half an open shell's thickness of it, appended to
+/// `scratch.found` as contacts. A vertex at signed distance d from the box
+/// (outward normal n of the nearest box point) is a contact of depth m − d, m
+/// the shell's half-thickness (0 for a closed mesh). An edge whose point deepest
+/// in the box ([`RigidShape::deepest_on_segment`]) lies strictly between its ends
+/// and inside the box is clipped to the side slabs of the face nearest that point,
+/// and its two ends there are contacts at their depth below the face (at most the
+/// deepest point's); outside the box (an open shell's margin) the deepest point
+/// alone is. The normal −n points from the mesh into the box and the lever arm
+/// reaches the box's surface. A mesh ridge or tip pressed into a box's face so
+/// holds it, where no corner of the box meets the mesh.
+fn mesh_features_against_box(
+    mesh: &super::trimesh::TriMesh,
+    half: DVec3,
+    xb: DVec3,
+    q: DQuat,
+    scratch: &mut ColliderScratch,
+) {
+    let box_shape = RigidShape::Box { half };
+    let margin = if mesh.closed { 0.0 } else { 0.5 * mesh.thickness };
+    let around = DVec3::splat(half.length() + margin);
+    mesh.triangles_near(&crate::contact::broad::Aabb { lo: xb - around, hi: xb + around }, |k| {
+        let tri = mesh.triangles[k];
+        scratch.vertices.extend(tri);
+        for (a, b) in [(tri[0], tri[1]), (tri[1], tri[2]), (tri[2], tri[0])] {
+            scratch.edges.push([a.min(b), a.max(b)]);
+        }
+    });
+    let inverse = q.inverse();
+    let local = |p: DVec3| inverse * (p - xb);
+    let mut contact = |p: DVec3| {
+        let (d, n_local) = box_shape.distance(local(p));
+        let depth = margin - d;
+        if depth > 0.0 {
+            let n = q * n_local;
+            scratch.found.push((p - d * n - xb, -n, depth));
+        }
+    };
+    scratch.vertices.sort_unstable();
+    scratch.vertices.dedup();
+    for &v in &scratch.vertices {
+        contact(mesh.vertices[v as usize]);
+    }
+    scratch.edges.sort_unstable();
+    scratch.edges.dedup();
+    for &[i, j] in &scratch.edges {
+        let (a, b) = (local(mesh.vertices[i as usize]), local(mesh.vertices[j as usize]));
+        let (t, d) = box_shape.deepest_on_segment(a, b);
+        if t <= 1e-9 || t >= 1.0 - 1e-9 || d >= margin {
+            continue;
+        }
+        let deepest = margin - d;
+        let (_, n_local) = box_shape.distance(a + t * (b - a));
+        if d >= 0.0 {
+            // Outside, within an open shell's half-thickness: the deepest point.
+            let p = a + t * (b - a) - d * n_local;
+            scratch.found.push((q * p, -(q * n_local), deepest));
+            continue;
+        }
+        // Inside: the nearest face (±axis k) is the reference. The edge is clipped
+        // to that face's side slabs, and its two ends there are contacts at their
+        // depth below the face (at most the deepest point's), so an edge lying
+        // along a face holds it along a line, not at one point.
+        let k = n_local.abs().max_position();
+        let side = n_local[k].signum();
+        let (mut lo, mut hi) = (0.0f64, 1.0f64);
+        for u in [(k + 1) % 3, (k + 2) % 3] {
+            let (start, step) = (a[u], b[u] - a[u]);
+            if step.abs() < 1e-300 {
+                continue;
+            }
+            let (t1, t2) = ((-half[u] - start) / step, (half[u] - start) / step);
+            lo = lo.max(t1.min(t2));
+            hi = hi.min(t1.max(t2));
+        }
+        for tau in [lo, hi] {
+            let mut e = a + tau * (b - a);
+            let depth = (margin - (side * e[k] - half[k])).min(deepest);
+            if lo <= hi && depth > 0.0 {
+                e[k] = side * half[k];
+                scratch.found.push((q * e, -(q * n_local), depth));
+            }
+        }
+    }
+    scratch.vertices.clear();
+    scratch.edges.clear();
 }
 
 /// A box body placed in the world, for the separating-axis test.

@@ -132,6 +132,11 @@ impl TriMesh {
         })
     }
 
+    /// Calls `each` once with every triangle whose bounding box meets `query`.
+    pub(crate) fn triangles_near(&self, query: &Aabb, mut each: impl FnMut(usize)) {
+        self.hash.for_each_overlap(query, |k| each(k as usize));
+    }
+
     /// The nearest surface point to `p` searched within `radius` (m): (distance,
     /// triangle, barycentric weights), or `None` when no triangle is that close.
     fn nearest_within(&self, p: DVec3, radius: f64) -> Option<(f64, usize, [f64; 3])> {
