@@ -233,7 +233,8 @@ velocity = [-1, 0, 0]
 #[test]
 fn equal_boxes_stacked_edge_to_edge_stay_stacked() {
     // Every corner and edge midpoint of the upper box's bottom face lies on the
-    // lower box's side faces at depth 0; the face centres carry the stack.
+    // lower box's side faces at depth 0, where a test of points alone finds no
+    // depth; the separating-axis test's face contact carries the stack.
     for integrator in ["symplectic-euler", "rk4", "implicit-euler"] {
         let text = format!(
             r#"

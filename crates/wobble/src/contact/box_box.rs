@@ -95,11 +95,13 @@ pub enum Feature {
 pub struct BoxManifold {
     /// Unit normal from box b towards box a.
     pub normal: DVec3,
-    /// Overlap along `normal`, m (> 0): moving a by `depth × normal` separates them.
+    /// Overlap along `normal`, m (> 0; from [`box_box_within`], down to minus its
+    /// margin): moving a by `depth × normal` separates them.
     pub depth: f64,
     /// Contact points (the first `count`), m.
     pub points: [DVec3; 8],
-    /// Depth of each contact point along `normal`, m (> 0).
+    /// Depth of each contact point along `normal`, m (> 0, or above minus the
+    /// margin of [`box_box_within`]).
     pub depths: [f64; 8],
     /// Number of contact points (1 to 8).
     pub count: usize,
@@ -122,6 +124,15 @@ fn sign(x: f64) -> f64 {
 /// (see the module docs).
 #[must_use]
 pub fn box_box(a: &Cuboid, b: &Cuboid) -> Option<BoxManifold> {
+    box_box_within(a, b, 0.0)
+}
+
+/// As [`box_box`], also for boxes up to `margin` (m, ≥ 0) apart: the manifold of
+/// the nearest features, whose depths are then negative (minus the gap) down to
+/// −`margin`. Contacts that are about to form so enter a solver one step early
+/// (speculative contacts), and a resting contact at depth 0 stays one.
+#[must_use]
+pub fn box_box_within(a: &Cuboid, b: &Cuboid, margin: f64) -> Option<BoxManifold> {
     let d = a.centre - b.centre;
     let separation = |l: DVec3| d.dot(l).abs() - a.radius_along(l) - b.radius_along(l);
     // (separation, axis oriented from b towards a, feature)
@@ -131,7 +142,7 @@ pub fn box_box(a: &Cuboid, b: &Cuboid) -> Option<BoxManifold> {
         for (box_, best, feature) in [(a, &mut face_a, Feature::FaceOfA(k)), (b, &mut face_b, Feature::FaceOfB(k))] {
             let l = box_.axis(k);
             let s = separation(l);
-            if s >= 0.0 {
+            if s >= margin {
                 return None;
             }
             if s > best.0 {
@@ -149,7 +160,7 @@ pub fn box_box(a: &Cuboid, b: &Cuboid) -> Option<BoxManifold> {
             }
             let l = l / len;
             let s = separation(l);
-            if s >= 0.0 {
+            if s >= margin {
                 return None;
             }
             if s > edges.0 {
@@ -164,8 +175,8 @@ pub fn box_box(a: &Cuboid, b: &Cuboid) -> Option<BoxManifold> {
     let mut m = BoxManifold { normal, depth, points: [DVec3::ZERO; 8], depths: [0.0; 8], count: 0, feature };
     match feature {
         // Reference a: its face towards b has outward normal −normal.
-        Feature::FaceOfA(k) => face_points(a, k, -normal, b, &mut m),
-        Feature::FaceOfB(k) => face_points(b, k, normal, a, &mut m),
+        Feature::FaceOfA(k) => face_points(a, k, -normal, b, margin, &mut m),
+        Feature::FaceOfB(k) => face_points(b, k, normal, a, margin, &mut m),
         Feature::Edges(i, j) => {
             // The supporting edges: through the corners farthest towards each
             // other, along a's axis i and b's axis j (centred on those corners'
@@ -185,8 +196,9 @@ pub fn box_box(a: &Cuboid, b: &Cuboid) -> Option<BoxManifold> {
 }
 
 /// Contact points of a face case: reference box `r` with face along its axis `k`
-/// of outward normal `nr` (towards the incident box `inc`).
-fn face_points(r: &Cuboid, k: usize, nr: DVec3, inc: &Cuboid, m: &mut BoxManifold) {
+/// of outward normal `nr` (towards the incident box `inc`); clipped vertices less
+/// than `margin` above the reference plane count.
+fn face_points(r: &Cuboid, k: usize, nr: DVec3, inc: &Cuboid, margin: f64, m: &mut BoxManifold) {
     let plane = nr.dot(r.centre) + r.half[k];
     // Incident face: the face of `inc` whose outward normal is most opposed to nr.
     let j =
@@ -207,7 +219,7 @@ fn face_points(r: &Cuboid, k: usize, nr: DVec3, inc: &Cuboid, m: &mut BoxManifol
     }
     for &p in &poly[..len] {
         let depth = plane - nr.dot(p);
-        if depth > 0.0 {
+        if depth > -margin {
             m.points[m.count] = p + 0.5 * depth * nr;
             m.depths[m.count] = depth;
             m.count += 1;

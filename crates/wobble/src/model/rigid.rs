@@ -42,6 +42,15 @@ impl RigidShape {
         }
     }
 
+    /// The shape's smallest half-extent, m: a ball's radius, a box's least half edge.
+    #[must_use]
+    pub fn smallest_half_extent(&self) -> f64 {
+        match *self {
+            RigidShape::Sphere { radius } => radius,
+            RigidShape::Box { half } => half.min_element(),
+        }
+    }
+
     /// Radius of the smallest ball about the centre that holds the shape, m.
     #[must_use]
     pub fn bounding_radius(&self) -> f64 {
