@@ -13,6 +13,8 @@
 //!   its blocks take part in the sums);
 //! - the drag spring (grab, cursor, constants) and each scripted drag's progress;
 //! - the contact stage's pairs excluded at build time, frozen flags and totals;
+//! - what each constraint carries between projections
+//!   ([`crate::constraint::Constraint::save_state`]: rigid contacts' warm start);
 //! - live parameters that differ from the built world's (set through
 //!   [`crate::World::set_parameter`]).
 //!

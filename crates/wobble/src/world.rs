@@ -559,6 +559,12 @@ impl World {
         self.integrator.save_state(&mut inner);
         w.bytes(&inner.into_bytes());
         self.contacts.save_state(&mut w);
+        w.usize(self.constraints.len());
+        for c in &self.constraints {
+            let mut inner = StateWriter::new();
+            c.save_state(&mut inner);
+            w.bytes(&inner.into_bytes());
+        }
         w.into_bytes()
     }
 
@@ -646,7 +652,26 @@ impl World {
         inner.finish()?;
         let mut contacts = self.contacts.clone();
         contacts.restore_state(&mut r)?;
+        expect_eq("the number of constraints", r.usize("constraints", usize::MAX)?, self.constraints.len())?;
+        let mut blobs = Vec::with_capacity(self.constraints.len());
+        for _ in 0..self.constraints.len() {
+            blobs.push(r.bytes("constraint state")?);
+        }
         r.finish()?;
+        // The constraints' own state, each restored whole or not at all; if one
+        // refuses its bytes, those restored before it get their own state back.
+        let mut before = Vec::with_capacity(blobs.len());
+        for (k, blob) in blobs.iter().enumerate() {
+            let mut own = StateWriter::new();
+            self.constraints[k].save_state(&mut own);
+            before.push(own.into_bytes());
+            if let Err(e) = self.constraints[k].restore_state(blob) {
+                for (j, own) in before.iter().enumerate().take(k) {
+                    self.constraints[j].restore_state(own).expect("a constraint takes back its own state");
+                }
+                return Err(e);
+            }
+        }
         // Every check passed: apply.
         for (key, value) in changed {
             self.set_parameter(&key, value).map_err(|_| RestoreError::Invalid("live parameter"))?;

@@ -104,6 +104,20 @@ pub trait Constraint: std::any::Any + Send + Sync + Debug {
     /// Nothing by default.
     fn prepare(&mut self, _particles: &Particles, _surfaces: &crate::contact::surface::Surfaces) {}
 
+    /// Writes the state this constraint carries from one projection to the next
+    /// and that changes what later ones compute (a warm start), for checkpoints.
+    /// Nothing by default.
+    fn save_state(&self, _out: &mut crate::checkpoint::StateWriter) {}
+
+    /// Reads state written by [`Constraint::save_state`] of the same constraint,
+    /// leaving `self` unchanged on error. Nothing by default.
+    ///
+    /// # Errors
+    /// When the bytes do not hold such state.
+    fn restore_state(&mut self, _bytes: &[u8]) -> Result<(), crate::checkpoint::RestoreError> {
+        Ok(())
+    }
+
     /// Bodies this constraint finds overlapping in the starting `state`: (body,
     /// body, depth in m), for the world's warnings. None by default.
     fn start_overlaps(

@@ -141,6 +141,7 @@ use super::{
     COUPLED_SLOP, COUPLED_STIFFNESS, Constraint, ConstraintContext, coupled_friction, coupled_push_speed,
     coupled_stiffness, outer,
 };
+use crate::checkpoint::{RestoreError, StateReader, StateWriter};
 use crate::contact::box_box::{Cuboid, Feature, box_box_within};
 use crate::contact::narrow::point_triangle;
 use crate::force::{Loads, Parameter, ParameterError};
@@ -1403,6 +1404,32 @@ impl Constraint for RigidContact {
             }
         }
         out
+    }
+
+    fn save_state(&self, out: &mut StateWriter) {
+        out.usize(self.warm.len());
+        for &(key, local, jn, jt) in &self.warm {
+            out.u64(key);
+            out.vec3(local);
+            out.f64(jn);
+            out.vec3(jt);
+        }
+    }
+
+    fn restore_state(&mut self, bytes: &[u8]) -> Result<(), RestoreError> {
+        let mut r = StateReader::new(bytes);
+        let count = r.usize("rigid contacts' warm start", bytes.len())?;
+        let mut warm = Vec::with_capacity(count);
+        for _ in 0..count {
+            let what = "a rigid contact's warm start";
+            warm.push((r.u64(what)?, r.vec3(what)?, r.f64(what)?, r.vec3(what)?));
+        }
+        r.finish()?;
+        if !warm.is_sorted_by_key(|w| w.0) {
+            return Err(RestoreError::Invalid("rigid contacts' warm start (not in key order)"));
+        }
+        self.warm = warm;
+        Ok(())
     }
 
     fn stats(&self) -> Vec<(&'static str, f64)> {
