@@ -262,26 +262,15 @@ fn free_boxes_meet_along_crossing_edges_and_keep_momentum() {
     assert!((w.metrics().momentum - p0).length() < 1e-12, "momentum changed by {}", w.metrics().momentum - p0);
 }
 
-/// A cube falling onto a fixed box collider turned into a ridge, its own ridge
-/// across, is held up edge to edge (its lowest point stays at the collider's
-/// ridge to within one step's fall) instead of sinking in until a corner enters.
-#[test]
-fn a_box_lands_edge_first_on_a_box_collider() {
-    let (ridge, b) = crossing_ridges(0.02);
+/// A 1 kg box (`half`, placed at `position` turned by `orientation`) falling
+/// under gravity onto one fixed collider of `shape` (no restitution, friction
+/// 0.5), stepped by symplectic Euler at 1 ms; returns the world and the box's
+/// particle.
+fn box_over_collider(half: DVec3, position: DVec3, orientation: DQuat, shape: Shape) -> (World, usize) {
     let mut builder = WorldBuilder::new();
-    let body = RigidBody {
-        shape: RigidShape::Box { half: b.half },
-        mass: 1.0,
-        position: b.centre,
-        orientation: DQuat::from_mat3(&b.axes),
-        ..RigidBody::default()
-    };
+    let body = RigidBody { shape: RigidShape::Box { half }, mass: 1.0, position, orientation, ..RigidBody::default() };
     let i = body.build(&mut builder, "box").unwrap().particle;
-    let collider = Collider::new(
-        "ridge",
-        Shape::Box { center: ridge.centre, half: ridge.half, rotation: DQuat::from_mat3(&ridge.axes) },
-        Surface { restitution: 0.0, friction: 0.5 },
-    );
+    let collider = Collider::new("collider", shape, Surface { restitution: 0.0, friction: 0.5 });
     builder.add_constraint(RigidContact::new(
         "contact",
         builder.topology.rigids.clone(),
@@ -289,7 +278,17 @@ fn a_box_lands_edge_first_on_a_box_collider() {
         vec![collider],
     ));
     builder.add_force(Gravity::default());
-    let mut w = builder.build(params(1e-3)).unwrap();
+    (builder.build(params(1e-3)).unwrap(), i)
+}
+
+/// A cube falling onto a fixed box collider turned into a ridge, its own ridge
+/// across, is held up edge to edge (its lowest point stays at the collider's
+/// ridge to within one step's fall) instead of sinking in until a corner enters.
+#[test]
+fn a_box_lands_edge_first_on_a_box_collider() {
+    let (ridge, b) = crossing_ridges(0.02);
+    let shape = Shape::Box { center: ridge.centre, half: ridge.half, rotation: DQuat::from_mat3(&ridge.axes) };
+    let (mut w, i) = box_over_collider(b.half, b.centre, DQuat::from_mat3(&b.axes), shape);
     let mut deepest = 0.0f64;
     for _ in 0..150 {
         w.run(1).unwrap();
@@ -309,27 +308,8 @@ fn world_overlap_with(w: &World, i: usize, half: DVec3, other: &Cuboid) -> f64 {
 #[test]
 fn a_flat_box_rests_on_a_ball_collider_at_its_face_centre() {
     let half = DVec3::new(0.5, 0.1, 0.5);
-    let mut builder = WorldBuilder::new();
-    let body = RigidBody {
-        shape: RigidShape::Box { half },
-        mass: 1.0,
-        position: DVec3::new(0.0, 2.15, 0.0),
-        ..RigidBody::default()
-    };
-    let i = body.build(&mut builder, "box").unwrap().particle;
-    let ball = Collider::new(
-        "ball",
-        Shape::Sphere { center: DVec3::ZERO, radius: 2.0 },
-        Surface { restitution: 0.0, friction: 0.5 },
-    );
-    builder.add_constraint(RigidContact::new(
-        "contact",
-        builder.topology.rigids.clone(),
-        Surface::default(),
-        vec![ball],
-    ));
-    builder.add_force(Gravity::default());
-    let mut w = builder.build(params(1e-3)).unwrap();
+    let ball = Shape::Sphere { center: DVec3::ZERO, radius: 2.0 };
+    let (mut w, i) = box_over_collider(half, DVec3::new(0.0, 2.15, 0.0), DQuat::IDENTITY, ball);
     w.run(1500).unwrap();
     assert_close!(w.state.x.get(i).y, 2.0 + half.y, 1e-3, "resting height of the box's centre");
     assert!(w.state.v.get(i).length() < 1e-2, "still moving at {}", w.state.v.get(i));
@@ -455,27 +435,9 @@ fn peak(ridge: bool) -> TriMesh {
 fn a_box_lands_on_a_mesh_tip_and_ridge() {
     let half = DVec3::new(0.3, 0.05, 0.3);
     for ridge in [false, true] {
-        let mut builder = WorldBuilder::new();
-        let body = RigidBody {
-            shape: RigidShape::Box { half },
-            mass: 1.0,
-            position: DVec3::new(0.0, 0.5 + half.y + 0.02, if ridge { 0.15 } else { 0.0 }),
-            ..RigidBody::default()
-        };
-        let i = body.build(&mut builder, "box").unwrap().particle;
-        let collider = Collider::new(
-            "peak",
-            Shape::Mesh(std::sync::Arc::new(peak(ridge))),
-            Surface { restitution: 0.0, friction: 0.5 },
-        );
-        builder.add_constraint(RigidContact::new(
-            "contact",
-            builder.topology.rigids.clone(),
-            Surface::default(),
-            vec![collider],
-        ));
-        builder.add_force(Gravity::default());
-        let mut w = builder.build(params(1e-3)).unwrap();
+        let position = DVec3::new(0.0, 0.5 + half.y + 0.02, if ridge { 0.15 } else { 0.0 });
+        let shape = Shape::Mesh(std::sync::Arc::new(peak(ridge)));
+        let (mut w, i) = box_over_collider(half, position, DQuat::IDENTITY, shape);
         w.run(500).unwrap();
         let (x, q) = (w.state.x.get(i), w.state.q[i]);
         // The box's bottom face centre, and how far the face has turned.
