@@ -192,11 +192,26 @@ impl Scene {
         // Deformable surfaces' triangles whose particles the bodies touch.
         let touchable: Vec<[u32; 3]> =
             b.topology.triangles.iter().filter(|t| t.iter().all(|&i| mask[i as usize])).copied().collect();
+        // Rigid bodies that collide, when two or more: they meet each other and the
+        // colliders in one shared contact (below), so that a stack's contacts with
+        // the floor and between its bodies are solved together.
+        let colliding_rigids = self
+            .bodies
+            .iter()
+            .zip(bodies)
+            .filter(|(spec, built)| {
+                collides(spec)
+                    && matches!(spec.shape, BodyShape::Rigid(_))
+                    && b.topology.rigid_of(built.particles.start).is_some()
+            })
+            .count();
+        let shared = colliding_rigids >= 2;
         for (spec, built) in self.bodies.iter().zip(bodies) {
             let BodyShape::Rigid(r) = &spec.shape else { continue };
             let Some(rigid) = b.topology.rigid_of(built.particles.start).copied() else { continue };
+            let own_colliders = if shared && collides(spec) { Vec::new() } else { colliders.to_vec() };
             let mut contact =
-                RigidContact::new(&format!("{}-contact", spec.name), vec![rigid], r.contact, colliders.to_vec());
+                RigidContact::new(&format!("{}-contact", spec.name), vec![rigid], r.contact, own_colliders);
             if collides(spec) {
                 contact.only = Some(mask.clone());
                 contact.triangles = touchable.clone();
@@ -205,9 +220,9 @@ impl Scene {
             }
             b.add_constraint(contact);
         }
-        // Rigid bodies against each other: one contact over all of them that
-        // collide (no particles, no colliders), with their mean restitution and
-        // friction.
+        // Rigid bodies against each other and the colliders: one contact over all
+        // of them that collide (no particles), with their mean restitution and
+        // friction between bodies and each collider's own against it.
         let (rigid, surfaces): (Vec<_>, Vec<_>) = self
             .bodies
             .iter()
@@ -224,7 +239,7 @@ impl Scene {
                 restitution: surfaces.iter().map(|s| s.restitution).sum::<f64>() / k,
                 friction: surfaces.iter().map(|s| s.friction).sum::<f64>() / k,
             };
-            let mut contact = RigidContact::new("rigid-bodies", rigid, surface, Vec::new());
+            let mut contact = RigidContact::new("rigid-bodies", rigid, surface, colliders.to_vec());
             contact.only = Some(vec![false; n]);
             b.add_constraint(contact);
         }

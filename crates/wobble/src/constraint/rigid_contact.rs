@@ -120,7 +120,8 @@
 //!    before any impulse, −u_n, would close it within the step (−u_n h > g)
 //!    targets −ε u_n − (1 − ε) g / h: a full bounce for restitution ε = 1 (a step
 //!    early, from the gap), an arrival exactly touching for ε = 0; any other
-//!    targets −g / h (it may close the gap within the step, no more). An accumulated impulse may shrink again
+//!    targets −g / h (it may close the gap within the step, no more). Impacts
+//!    slower than [`RESTITUTION_THRESHOLD`] take ε = 0, so resting bodies rest. An accumulated impulse may shrink again
 //!    (never below zero), so a point pushed too hard early on is eased later, and a
 //!    stack's contacts pass its weight down within the step.
 //! 3. *Warm start*: a contact found again in the next projection (the same sides
@@ -163,6 +164,12 @@ pub const RIGID_PASSES: usize = 20;
 /// that close apart count as contacts, which keeps a resting contact from
 /// switching off and on between steps.
 pub const SPECULATIVE: f64 = 0.1;
+
+/// Approach speed (m/s) below which a body contact's restitution is not applied
+/// (PhysX's default bounce threshold): a body resting on the floor or another,
+/// approached each step at the speed gravity gives in one step, would otherwise be
+/// bounced a little each step and never rest.
+pub const RESTITUTION_THRESHOLD: f64 = 0.2;
 
 /// Nonlinear Gauss–Seidel passes of the position correction over the bodies'
 /// contacts in a projection.
@@ -752,7 +759,9 @@ impl RigidContact {
                 c.inv_b = particles.world_inv_inertia(pb, state.q[pb]);
             }
             let un = c.relative_velocity(state, bodies).dot(c.n);
-            let e = c.surface.restitution;
+            // Slow impacts are inelastic: a resting contact, approached each step
+            // at the speed gravity gives in one step, would bounce forever.
+            let e = if -un > RESTITUTION_THRESHOLD { c.surface.restitution } else { 0.0 };
             c.target = if -un * h > c.gap {
                 // It closes within the step: a bounce of restitution ε from the
                 // gap's far side (ε = 1) to arriving exactly touching (ε = 0).
@@ -1370,8 +1379,9 @@ impl Constraint for RigidContact {
     }
 
     /// Contacts resolved in the last projection.
-    /// Bodies of this contact that overlap each other, and bodies whose particles
-    /// lie inside one of them (deeper than their radius), at the start.
+    /// Bodies of this contact that overlap each other (by more than the position
+    /// correction's slop), and bodies whose particles lie inside one of them
+    /// (deeper than their radius), at the start.
     fn start_overlaps(
         &self,
         particles: &Particles,
@@ -1389,7 +1399,10 @@ impl Constraint for RigidContact {
             for b in &self.bodies[k + 1..] {
                 let pose = |body: &Rigid| (body.shape, state.x.get(body.particle), state.q[body.particle]);
                 let depth = shapes_overlap(pose(a), pose(b), 0.0).map_or(0.0, |o| o.depth);
-                if depth > 0.0 {
+                // Within the slop the contact leaves anyway (round-off of a stack
+                // set exactly face to face) is no overlap worth a warning.
+                let slop = POSITION_SLOP * a.shape.smallest_half_extent().min(b.shape.smallest_half_extent());
+                if depth > slop {
                     note(name(a.particle), name(b.particle), depth);
                 }
             }
