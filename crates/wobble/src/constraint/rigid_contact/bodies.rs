@@ -70,16 +70,14 @@ use crate::model::{Particles, Rigid, RigidShape, State};
 impl RigidContact {
     /// Gathers body `k`'s contacts with every collider, those within the
     /// speculative margin included, into `body_contacts` (see the module docs).
-    /// Returns the number of contacts.
-    pub(super) fn colliders_against(&mut self, k: usize, particles: &Particles, state: &mut State, t: f64) -> usize {
+    pub(super) fn colliders_against(&mut self, k: usize, particles: &Particles, state: &mut State, t: f64) {
         let body = self.bodies[k];
         let b = body.particle;
         if particles.inv_mass[b] == 0.0 {
-            return 0;
+            return;
         }
         let spec = SPECULATIVE * body.shape.smallest_half_extent();
         let mut scratch = std::mem::take(&mut self.scratch);
-        let before = self.body_contacts.len();
         let (xb, q) = (state.x.get(b), state.q[b]);
         for (ci, c) in self.colliders.iter().enumerate() {
             collider_contacts(body.shape, xb, q, c, t, spec, &mut scratch);
@@ -93,28 +91,26 @@ impl RigidContact {
             }
         }
         self.scratch = scratch;
-        self.body_contacts.len() - before
     }
 }
 
 impl RigidContact {
     /// Gathers the contacts of bodies `a` and `b`, those within the speculative
-    /// margin included, into `body_contacts` (see the module docs). Returns the
-    /// number of contacts.
-    pub(super) fn bodies_against(&mut self, a: usize, b: usize, particles: &Particles, state: &mut State) -> usize {
+    /// margin included, into `body_contacts` (see the module docs).
+    pub(super) fn bodies_against(&mut self, a: usize, b: usize, particles: &Particles, state: &mut State) {
         let (ba, bb) = (self.bodies[a], self.bodies[b]);
         let (pa, pb) = (ba.particle, bb.particle);
         let (wa, wb) = (particles.inv_mass[pa], particles.inv_mass[pb]);
         if wa == 0.0 && wb == 0.0 {
-            return 0;
+            return;
         }
         let spec = SPECULATIVE * ba.shape.smallest_half_extent().min(bb.shape.smallest_half_extent());
         let reach = ba.shape.bounding_radius() + bb.shape.bounding_radius() + spec;
         if (state.x.get(pa) - state.x.get(pb)).length_squared() > reach * reach {
-            return 0;
+            return;
         }
         let pose = |body: &Rigid| (body.shape, state.x.get(body.particle), state.q[body.particle]);
-        let Some(overlap) = shapes_overlap(pose(&ba), pose(&bb), spec) else { return 0 };
+        let Some(overlap) = shapes_overlap(pose(&ba), pose(&bb), spec) else { return };
         let key = contact_key(a, b, overlap.feature);
         let (xa, qa, xb, qb) = (state.x.get(pa), state.q[pa], state.x.get(pb), state.q[pb]);
         for j in 0..overlap.count {
@@ -124,7 +120,6 @@ impl RigidContact {
             contact.local_b = qb.inverse() * (c - xb);
             self.body_contacts.push(contact);
         }
-        overlap.count
     }
 
     /// Resolves the gathered contacts of the bodies with the colliders and with
@@ -406,7 +401,7 @@ impl Overlap {
 
 /// The contacts of a body of `shape` at (`xb`, `q`) with collider `c` at time `t`,
 /// written into `scratch.found` as (lever arm of the contact point, unit normal
-/// from the collider, depth); returns the translation that moves the body out.
+/// from the collider, depth).
 /// A box meets a box collider by their separating axes and a ball collider by
 /// the ball's centre against the box (both exact), a mesh collider by its corners
 /// against the mesh and by the mesh's vertices and edges near it against the box;
@@ -421,7 +416,7 @@ fn collider_contacts(
     t: f64,
     spec: f64,
     scratch: &mut ColliderScratch,
-) -> DVec3 {
+) {
     let offset = c.motion.offset(t);
     let found = &mut scratch.found;
     found.clear();
@@ -429,23 +424,23 @@ fn collider_contacts(
         (RigidShape::Box { half }, Shape::Box { center, half: other, rotation }) => {
             let Some(m) = box_box_within(&cuboid(half, xb, q), &cuboid(*other, *center + offset, *rotation), spec)
             else {
-                return DVec3::ZERO;
+                return;
             };
             found.extend(m.contacts().map(|(p, depth)| (p - xb, m.normal, depth)));
-            return m.depth.max(0.0) * m.normal;
+            return;
         }
         (RigidShape::Box { .. }, Shape::Sphere { center, radius }) => {
             let centre = *center + offset;
             let (d, n_local) = shape.distance(q.inverse() * (centre - xb));
             let depth = radius - d;
             if depth <= -spec {
-                return DVec3::ZERO;
+                return;
             }
             // The box's surface point nearest the ball's centre; the normal points
             // from the ball into the box.
             let n = -(q * n_local);
             found.push((centre + d * n - xb, n, depth));
-            return depth.max(0.0) * n;
+            return;
         }
         _ => {}
     }
@@ -464,8 +459,6 @@ fn collider_contacts(
         // the same in the world.
         mesh_features_against_box(mesh, half, xb - offset, q, spec, scratch);
     }
-    let deepest = scratch.found.iter().max_by(|a, b| a.2.total_cmp(&b.2));
-    deepest.map_or(DVec3::ZERO, |&(_, n, depth)| depth.max(0.0) * n)
 }
 
 /// A mesh collider's vertices and edges near a box body (centre `xb` relative to

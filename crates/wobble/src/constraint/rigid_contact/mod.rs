@@ -780,7 +780,6 @@ impl Constraint for RigidContact {
         self.contacts = contacts;
     }
 
-    /// Contacts resolved in the last projection.
     /// Bodies of this contact that overlap each other (by more than the position
     /// correction's slop), and bodies whose particles lie inside one of them
     /// (deeper than their radius), at the start.
