@@ -104,7 +104,7 @@ pub use narrow::PairKind;
 pub use surface::{ContactOptions, SurfaceError};
 
 use narrow::Hit;
-use pairs::{FreshScratch, Incidence};
+use pairs::{Incidence, UpdateScratch};
 use stencil::gather;
 
 /// Settings of the contact stage.
@@ -239,9 +239,9 @@ pub struct Contacts {
     hashes: [SpatialHash; 4],
     /// Cell edge of the last full build's hashes, m.
     cell: f64,
-    /// Scratch of incremental updates: a hash of one class's fresh primitives,
-    /// and their boxes.
-    fresh_scratch: [FreshScratch; 3],
+    /// Scratch of incremental updates: the hashes of the fresh primitives,
+    /// their boxes, and the pairs found by each chunk of lookups.
+    update_scratch: UpdateScratch,
     boxes: Vec<Aabb>,
     pairs: Vec<Pair>,
     /// Scratch of a full build: the pairs of its second chain (see
@@ -347,7 +347,7 @@ impl Contacts {
             excluded_bodies: Vec::new(),
             hashes: Default::default(),
             cell: 1.0,
-            fresh_scratch: Default::default(),
+            update_scratch: Default::default(),
             boxes: Vec::new(),
             pairs: Vec::new(),
             pairs_second: Vec::new(),
