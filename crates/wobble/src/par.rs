@@ -268,9 +268,15 @@ fn split(n: usize) -> (usize, *const Shares) {
     (unsafe { &*shares }.taken.len(), shares)
 }
 
+/// The number of ranges [`for_parts`] cuts a pass over `n` items into on the
+/// current thread.
+pub(crate) fn range_count(n: usize) -> usize {
+    split(n).0
+}
+
 /// [`for_ranges`] with each range's number: `f(k, range)` for k in 0..parts
 /// (the count [`split`] gives), the ranges in order.
-fn for_parts(n: usize, f: impl Fn(usize, std::ops::Range<usize>) + Sync) {
+pub(crate) fn for_parts(n: usize, f: impl Fn(usize, std::ops::Range<usize>) + Sync) {
     let (parts, shares) = split(n);
     if parts == 1 {
         f(0, 0..n);

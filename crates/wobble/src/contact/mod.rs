@@ -307,9 +307,11 @@ pub struct Contacts {
     island_of: Vec<u32>,
     island_start: Vec<u32>,
     island_sorted: Vec<u32>,
-    /// Each island's first particle, which says which thread sweeps it when
-    /// several do.
-    island_key: Vec<u32>,
+    /// Scratch of the islands' counting sort: where each island's next pair goes.
+    island_fill: Vec<u32>,
+    /// Which part of the parallel sweep each island goes to when several
+    /// threads sweep.
+    island_part: Vec<u32>,
     /// Per-range outputs of the parallel passes that list particles or pairs.
     parts_u32: crate::par::Parts<u32>,
     parts_hits: crate::par::Parts<(usize, Hit)>,
@@ -382,7 +384,8 @@ impl Contacts {
             island_of: Vec::new(),
             island_start: Vec::new(),
             island_sorted: Vec::new(),
-            island_key: Vec::new(),
+            island_fill: Vec::new(),
+            island_part: Vec::new(),
             parts_u32: Default::default(),
             parts_hits: Default::default(),
             base_len: 0,
