@@ -468,7 +468,7 @@ impl Contacts {
                     if class == EDGES { surf.edge_edge(k, o) } else { surf.point_point(k, o) }
                         .and_then(|p| near.keep(p))
                 };
-                if g % 2 == 0 {
+                if g.is_multiple_of(2) {
                     hash.for_each_overlap(&b(class, item), |o| {
                         if clean(class, o) {
                             found.extend(make(item, o));
