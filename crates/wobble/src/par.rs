@@ -160,8 +160,9 @@ impl Drop for HotGuard<'_> {
 struct Shares {
     /// Passes handed out so far; the current one is number `epoch`.
     epoch: std::sync::atomic::AtomicU64,
-    /// Per share, the last pass whose share was taken (each is run once).
-    taken: Vec<std::sync::atomic::AtomicU64>,
+    /// Per share, the last pass whose share was taken (each is run once; each
+    /// on lines of its own, as the owner and a helper take theirs at once).
+    taken: Vec<Padded<std::sync::atomic::AtomicU64>>,
     /// Shares of the current pass not finished yet.
     remaining: std::sync::atomic::AtomicUsize,
     /// The current pass: a `*const &(dyn Fn(usize) + Sync)` on the owner's stack,
@@ -176,7 +177,7 @@ impl Shares {
         use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize};
         Shares {
             epoch: AtomicU64::new(0),
-            taken: (0..threads).map(|_| AtomicU64::new(0)).collect(),
+            taken: (0..threads).map(|_| Padded(AtomicU64::new(0))).collect(),
             remaining: AtomicUsize::new(0),
             job: AtomicPtr::new(std::ptr::null_mut()),
             panicked: AtomicBool::new(false),
@@ -323,7 +324,8 @@ pub fn collect_ranges<T: Send>(
 /// Per-range output buffers of [`collect_ranges`]. A clone starts empty (it is
 /// scratch, not state).
 #[derive(Debug)]
-pub struct Parts<T>(Vec<std::sync::Mutex<Vec<T>>>);
+/// (Each buffer on lines of its own: the ranges fill theirs at the same time.)
+pub struct Parts<T>(Vec<Padded<std::sync::Mutex<Vec<T>>>>);
 
 impl<T> Default for Parts<T> {
     fn default() -> Self {
@@ -334,6 +336,34 @@ impl<T> Default for Parts<T> {
 impl<T> Clone for Parts<T> {
     fn clone(&self) -> Self {
         Parts::default()
+    }
+}
+
+/// A value on cache lines of its own (two 64-byte lines: Intel's adjacent-line
+/// prefetcher moves them in pairs), for data that different threads write at
+/// the same time: per-thread outputs, counters, the fields of the helpers'
+/// hand-off.
+///
+/// Why: values side by side in memory share a cache line, and a write by one
+/// core takes the whole line from the other (false sharing). On the crumple's
+/// full build, the four spatial hashes sat next to each other in an array and
+/// two hashes built at the same time on the two cores wrote their `Vec`s'
+/// lengths into one line at every insertion: each build ran at half its speed
+/// beside the other (see docs/performance.md, twenty-second session).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[repr(align(128))]
+pub struct Padded<T>(pub T);
+
+impl<T> std::ops::Deref for Padded<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+impl<T> std::ops::DerefMut for Padded<T> {
+    fn deref_mut(&mut self) -> &mut T {
+        &mut self.0
     }
 }
 
@@ -812,6 +842,26 @@ mod tests {
                 assert_eq!(collect(&mut parts), expected, "outside the pool, n = {n}");
             }
         }
+    }
+
+    #[test]
+    fn padded_values_never_share_a_cache_line_pair() {
+        // Neighbours in an array start 128 bytes apart or more, whatever their
+        // size, and what threads fill side by side is padded the same way.
+        fn gap<T>(a: &[T; 2]) -> usize {
+            (&raw const a[1]) as usize - (&raw const a[0]) as usize
+        }
+        assert_eq!(gap(&[Padded(0u8), Padded(1u8)]), 128);
+        assert_eq!(gap(&[Padded([0u64; 20]), Padded([0u64; 20])]), 256);
+        assert!(std::mem::align_of::<crate::contact::broad::SpatialHash>() >= 128);
+        let hashes: [crate::contact::broad::SpatialHash; 2] = Default::default();
+        assert!(gap(&hashes) >= 128 && gap(&hashes).is_multiple_of(128));
+        let mut parts = Parts::<u32>::default();
+        parts.0.resize_with(3, Default::default);
+        assert!(parts.0.iter().all(|p| (&raw const *p as usize).is_multiple_of(128)));
+        let mut p = Padded(7);
+        *p += 1;
+        assert_eq!(*p, 8);
     }
 
     #[test]

@@ -102,7 +102,13 @@ struct Grouped {
 }
 
 /// A spatial hash of boxes. See the module docs.
+///
+/// Aligned to lines of its own: the full build and the incremental updates build
+/// several hashes side by side, each from its own thread, and an array of
+/// hashes would put one hash's `Vec` lengths (written at every insertion) in
+/// the line holding its neighbour's (see [`crate::par::Padded`]).
 #[derive(Clone, Debug, Default)]
+#[repr(align(128))]
 pub struct SpatialHash {
     /// Reciprocal of the cell edge, 1/m.
     inv_cell: f64,

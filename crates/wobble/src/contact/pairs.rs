@@ -488,7 +488,7 @@ impl Contacts {
         let total = starts[8];
         let chunks = total.div_ceil(UPDATE_CHUNK);
         if parts.len() < chunks {
-            parts.resize_with(chunks, Vec::new);
+            parts.resize_with(chunks, Default::default);
         }
         let chunk = |c: usize, found: &mut Vec<Pair>| {
             found.clear();
@@ -762,7 +762,8 @@ fn in_parts<T: Send>(n: usize, f: impl Fn(std::ops::Range<usize>, &mut Vec<T>) +
 pub(super) struct UpdateScratch {
     hashes: [SpatialHash; 4],
     boxes: [Vec<Aabb>; 4],
-    parts: Vec<Vec<Pair>>,
+    /// (Each list on lines of its own: the chunks fill theirs at the same time.)
+    parts: Vec<crate::par::Padded<Vec<Pair>>>,
 }
 
 /// Lookups per parallel chunk of an incremental update.

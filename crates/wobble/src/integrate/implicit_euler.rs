@@ -539,13 +539,17 @@ impl ImplicitEuler {
             self.partial.resize(runs, [0.0; WARM_START_POINTS]);
             let (past, dv) = (&self.past, &self.dv);
             self.partial.par_iter_mut().enumerate().for_each(|(r, part)| {
+                // Summed here and stored once: neighbouring runs' sums share cache
+                // lines, and other threads fill them at the same time.
+                let mut sums = [0.0; WARM_START_POINTS];
                 for i in r * WARM_START_ROWS..((r + 1) * WARM_START_ROWS).min(n) {
                     let actual = dv.get(i);
-                    for (k, err) in part.iter_mut().enumerate().take(known) {
+                    for (k, err) in sums.iter_mut().enumerate().take(known) {
                         let predicted = extrapolate(k, |j| past[j].get(i));
                         *err += (predicted - actual).length_squared();
                     }
                 }
+                *part = sums;
             });
             let mut errors = [0.0; WARM_START_POINTS];
             for part in &self.partial {
