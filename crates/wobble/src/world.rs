@@ -477,9 +477,15 @@ impl World {
         // 4. Contact. A runaway integrator is reported before contact sees it:
         // the contact stage's fail-safes (impact zones, freezing) would otherwise
         // stop the exploding particles and hide the blow-up.
+        // A healthy state has finite positions, and so had the start of the step:
+        // a non-finite start position is carried into the end position by the
+        // integration (x1 = x0 + h v, a pin keeps it), so the check covers both
+        // and the contact stage need not make its own two passes. (Only a driven
+        // pin could overwrite one; contact then works with it, and the check
+        // after contact reports what comes of it.)
         let runaway = if self.contacts.surfaces.is_empty() { None } else { self.check_health() };
         if runaway.is_none() {
-            let contact = self.contacts.resolve(&self.particles, &self.x_start, &mut self.state, h);
+            let contact = self.contacts.resolve_finite(&self.particles, &self.x_start, &mut self.state, h);
             self.record_contact(&contact);
         }
         // 5. Advance the clock.

@@ -424,3 +424,34 @@ fn interpenetrating_lattices_are_warned_once_come_apart_and_then_collide() {
     }
     assert!(touched, "the lattices never touched");
 }
+
+/// A non-finite position or velocity in a colliding world (the contact stage
+/// relies on the step's health check, which runs before it) stops the step with
+/// a blow-up naming the particle, and contact does nothing with the bad state.
+#[test]
+fn non_finite_state_is_reported_before_contact_acts_on_it() {
+    for (case, bad) in [("position", 0), ("velocity", 1)] {
+        let mut w = wobble::build::crumple::crumple_world(16, IntegratorKind::SymplecticEuler, 1e-4, true).unwrap();
+        w.run(200).unwrap();
+        // (The first particle: within the step the springs spread the bad value
+        // to its neighbours, which come after it.)
+        let i = 0;
+        if bad == 0 {
+            w.state.x.set(i, DVec3::new(f64::NAN, 0.0, 0.0));
+        } else {
+            w.state.v.set(i, DVec3::new(0.0, f64::INFINITY, 0.0));
+        }
+        let (before, report) = (w.contact_totals(), w.last_contact());
+        match w.step() {
+            Err(wobble::world::StepError::BlowUp(b)) => {
+                assert_eq!(b.particle, i, "{case}: {b:?}");
+                assert!(b.reason.contains("non-finite"), "{case}: {}", b.reason);
+                assert_eq!(b.step, 201, "{case}");
+            }
+            other => panic!("{case}: expected a blow-up, got {other:?}"),
+        }
+        // The last contact report is still the step before's: the stage did not run.
+        assert_eq!(w.last_contact(), report, "{case}: contact ran on the bad state");
+        assert_eq!(format!("{:?}", w.contact_totals()), format!("{before:?}"), "{case}");
+    }
+}

@@ -541,10 +541,28 @@ impl Contacts {
     /// The contact stage for a step from positions `x0` to the candidate end state
     /// `state` of length `h` (s). See the module docs.
     pub fn resolve(&mut self, particles: &Particles, x0: &Vec3s, state: &mut State, h: f64) -> ContactReport {
-        let mut report = ContactReport::default();
         // A non-finite state is a blow-up for the health check to report; contact
         // has nothing sound to do with it.
         if self.surfaces.is_empty() || !(crate::par::all_finite(x0) && crate::par::all_finite(&state.x)) {
+            self.report = ContactReport::default();
+            return self.report;
+        }
+        self.resolve_finite(particles, x0, state, h)
+    }
+
+    /// [`Contacts::resolve`] for a caller that has just checked that `x0` and
+    /// `state.x` are finite (the world's step, whose health check runs right
+    /// before: the two passes over every particle are not made twice; on two
+    /// threads each pass costs its hand-over besides the reading).
+    pub(crate) fn resolve_finite(
+        &mut self,
+        particles: &Particles,
+        x0: &Vec3s,
+        state: &mut State,
+        h: f64,
+    ) -> ContactReport {
+        let mut report = ContactReport::default();
+        if self.surfaces.is_empty() {
             self.report = report;
             return report;
         }
