@@ -103,12 +103,10 @@ struct Grouped {
 
 /// A spatial hash of boxes. See the module docs.
 ///
-/// Aligned to lines of its own: the full build and the incremental updates build
-/// several hashes side by side, each from its own thread, and an array of
-/// hashes would put one hash's `Vec` lengths (written at every insertion) in
-/// the line holding its neighbour's (see [`crate::par::Padded`]).
+/// Hashes built side by side on different threads must not share a cache line
+/// (their `Vec` lengths are written at every insertion): keep them in
+/// [`Hashes`], not in a plain array.
 #[derive(Clone, Debug, Default)]
-#[repr(align(128))]
 pub struct SpatialHash {
     /// Reciprocal of the cell edge, 1/m.
     inv_cell: f64,
@@ -129,6 +127,19 @@ pub struct SpatialHash {
     /// Each box in single precision, and whether it is large.
     scratch: Vec<(Entry, bool)>,
 }
+
+/// Four spatial hashes, each on cache lines of its own ([`crate::par::Padded`]),
+/// on the heap.
+///
+/// Why padded: the full build and the incremental updates build several hashes
+/// side by side, each on its own thread. In a plain array one hash's `Vec`
+/// lengths, written at every insertion, shared a line with its neighbour's, and
+/// on the crumple each of two hashes built at once ran at half its speed. Why on
+/// the heap: padding raises the alignment of whatever holds it inline to 128
+/// bytes, and a world must stay embeddable where only 16 is guaranteed (a
+/// Python object holds one).
+#[derive(Clone, Debug, Default)]
+pub struct Hashes(pub Box<[crate::par::Padded<SpatialHash>; 4]>);
 
 fn key(c: [i64; 3]) -> u64 {
     // Three 21-bit fields; distant cells may share a key, which only adds

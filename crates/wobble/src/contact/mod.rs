@@ -236,7 +236,7 @@ pub struct Contacts {
     /// longer intersect ([`joins_excluded`]).
     excluded_bodies: Vec<(u32, u32)>,
     /// Spatial hashes of the vertices, triangles, edges and loose points.
-    hashes: [SpatialHash; 4],
+    hashes: broad::Hashes,
     /// Cell edge of the last full build's hashes, m.
     cell: f64,
     /// Scratch of incremental updates: the hashes of the fresh primitives,

@@ -290,7 +290,7 @@ impl Contacts {
         // pairs follow the first's, as one list.
         let (pairs, second) = (&mut self.pairs, &mut self.pairs_second);
         second.clear();
-        let [hv, ht, he, hp] = &mut self.hashes;
+        let [hv, ht, he, hp] = &mut *self.hashes.0;
         rayon::join(
             || {
                 rayon::join(|| hv.build(verts, cell), || ht.build(tris, cell));
@@ -389,13 +389,14 @@ impl Contacts {
         let mut scratch = std::mem::take(&mut self.update_scratch);
         let (lo, hi) = (&self.built_lo, &self.built_hi);
         let (dirty, dirty_list, fresh, stamp) = (&self.prim_dirty, &self.prim_dirty_list, &self.fresh, self.stamp);
-        let [hv, ht, he, hp] = &self.hashes;
+        let [hv, ht, he, hp] = &*self.hashes.0;
         let near = Near { on: self.cull, x: &self.anchor, reach: &self.reach };
         let cell = self.cell;
         let b = |class: usize, k: u32| primitive_box(surf, lo, hi, class, k as usize);
         let clean = |class: usize, k: u32| !dirty[class][k as usize];
         let is_fresh = |class: usize, k: u32| self.prim_stamp[class][k as usize] == stamp;
         let UpdateScratch { hashes: small, boxes, parts } = &mut scratch;
+        let small = &mut *small.0;
         {
             let hash_fresh = |class: usize, hash: &mut SpatialHash, boxes: &mut Vec<Aabb>| {
                 boxes.clear();
@@ -760,7 +761,7 @@ fn in_parts<T: Send>(n: usize, f: impl Fn(std::ops::Range<usize>, &mut Vec<T>) +
 /// primitives and their boxes; per chunk of lookups, the pairs it found.
 #[derive(Clone, Debug, Default)]
 pub(super) struct UpdateScratch {
-    hashes: [SpatialHash; 4],
+    hashes: super::broad::Hashes,
     boxes: [Vec<Aabb>; 4],
     /// (Each list on lines of its own: the chunks fill theirs at the same time.)
     parts: Vec<crate::par::Padded<Vec<Pair>>>,
