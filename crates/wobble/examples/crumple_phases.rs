@@ -17,6 +17,8 @@ fn main() {
         if se { (IntegratorKind::SymplecticEuler, 1e-4, 1500) } else { (IntegratorKind::ImplicitEuler, 1e-3, 200) };
     let mut w = crumple_world(64, kind, dt, !off).expect("crumple");
     w.run((0.15 / dt) as u64).expect("warm-up");
+    // The pool the timed part runs in (`RAYON_NUM_THREADS` threads).
+    let pool = rayon::ThreadPoolBuilder::new().build().expect("pool");
     if arg == "broad" {
         w.run(100).expect("crumple");
         let x0 = w.state.x.clone();
@@ -26,9 +28,8 @@ fn main() {
         }
         let mut pairs = 0;
         let reps: usize = std::env::var("REPS").ok().and_then(|r| r.parse().ok()).unwrap_or(50);
-        // In a pool (`RAYON_NUM_THREADS` threads) with the helpers waiting, as
-        // the steps of a run build their lists.
-        let pool = rayon::ThreadPoolBuilder::new().build().expect("pool");
+        // In the pool, with the helpers waiting, as the steps of a run build
+        // their lists.
         let seconds = pool.install(|| {
             w.with_helpers(|w| {
                 let start = std::time::Instant::now();
@@ -44,9 +45,8 @@ fn main() {
     let (mut b, mut n, mut r, mut rebuilds) = (0.0, 0.0, 0.0, 0);
     let (mut forces, mut jacobian, mut solve, mut iterations) = (0.0, 0.0, 0.0, 0u64);
     let start = std::time::Instant::now();
-    // The steps run as a run loop runs them: in a pool (`RAYON_NUM_THREADS`
-    // threads) with the helpers kept waiting between steps (`World::with_helpers`).
-    let pool = rayon::ThreadPoolBuilder::new().build().expect("pool");
+    // The steps run as a run loop runs them: in the pool, with the helpers kept
+    // waiting between steps (`World::with_helpers`).
     pool.install(|| {
         w.with_helpers(|w| {
             for _ in 0..steps {
