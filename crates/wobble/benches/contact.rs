@@ -7,7 +7,13 @@
 //! the candidate pairs, and the two-thread speed-up beside the machine's capacity
 //! (two one-thread worlds stepping at the same time on two OS threads, their
 //! combined rate in units of one world's; see docs/performance.md) and the share of
-//! that capacity the two-thread step gets. The timed window starts after the first
+//! that capacity the two-thread step gets. Around each two-thread block it also
+//! times a cache line's round trip between the pool's two cores
+//! ([`wobble::par::core_round_trip`]) and prints the speed-up of the rounds whose
+//! round trip was near the run's fastest apart from the others: a host that
+//! places the two virtual CPUs far apart (round trips of 150–380 ns against 60 ns
+//! on the development VM) slows the two-thread step without changing the
+//! capacity. The timed window starts after the first
 //! 0.15 s of free fall, when the cloth folds onto itself. The runs without contact,
 //! with contact on one thread, with contact on two, and the two side by side take
 //! turns in blocks of ten steps, so that their ratios are taken on the same machine
@@ -26,7 +32,16 @@ struct Timing {
     steps_per_s: f64,
     phases: [f64; 3],
     pairs: usize,
+    /// Seconds of each round's block (a side-by-side case: its slower world's).
+    blocks: Vec<f64>,
+    /// A multi-thread case: the slower of the cache-line round trips between its
+    /// pool's first two threads timed just before and just after each block, ns.
+    round_trips: Vec<f64>,
 }
+
+/// A round's cache-line round trip between the cores counts as near when it is
+/// within this factor of the run's fastest.
+const NEAR: f64 = 1.5;
 
 /// Steps one world takes before the next world's turn.
 const BLOCK: u64 = 10;
@@ -79,6 +94,10 @@ fn time_together(kind: IntegratorKind, dt: f64, steps: u64, cases: &[Case<'_>]) 
         .collect();
     let mut seconds = vec![0.0; cases.len()];
     let mut phases = vec![[0.0; 3]; cases.len()];
+    let mut blocks = vec![Vec::new(); cases.len()];
+    let mut round_trips = vec![Vec::new(); cases.len()];
+    // 5 probes of 400 trips: about 0.15 ms at 60 ns a trip.
+    let probe = |pool: &rayon::ThreadPool| wobble::par::core_round_trip(pool, 400, 5);
     let (mut done, mut round) = (0, 0);
     while done < steps {
         let block = BLOCK.min(steps - done);
@@ -86,11 +105,16 @@ fn time_together(kind: IntegratorKind, dt: f64, steps: u64, cases: &[Case<'_>]) 
             if round % 2 == 0 { (0..cases.len()).collect() } else { (0..cases.len()).rev().collect() };
         for k in order {
             let p = &mut phases[k];
-            seconds[k] += match (&cases[k], worlds[k].as_mut_slice()) {
+            let seconds_block = match (&cases[k], worlds[k].as_mut_slice()) {
                 (Case::One(_, pool), [world]) => {
+                    let before = probe(pool);
                     let start = Instant::now();
                     step_block(world, pool, block, p);
-                    start.elapsed().as_secs_f64()
+                    let elapsed = start.elapsed().as_secs_f64();
+                    if let (Some(a), Some(b)) = (before, probe(pool)) {
+                        round_trips[k].push(a.max(b));
+                    }
+                    elapsed
                 }
                 (Case::SideBySide(pa, pb), [a, b]) => {
                     // Both start together; the block lasts until the slower ends.
@@ -113,6 +137,8 @@ fn time_together(kind: IntegratorKind, dt: f64, steps: u64, cases: &[Case<'_>]) 
                 }
                 _ => unreachable!("one world per single case, two per side-by-side case"),
             };
+            seconds[k] += seconds_block;
+            blocks[k].push(seconds_block);
         }
         done += block;
         round += 1;
@@ -121,15 +147,38 @@ fn time_together(kind: IntegratorKind, dt: f64, steps: u64, cases: &[Case<'_>]) 
         .iter()
         .zip(cases)
         .zip(seconds.iter().zip(&phases))
-        .map(|((worlds, case), (&total, p))| {
+        .zip(blocks.into_iter().zip(round_trips))
+        .map(|(((worlds, case), (&total, p)), (blocks, round_trips))| {
             let count = if matches!(case, Case::SideBySide(..)) { 2.0 } else { 1.0 };
             Timing {
                 steps_per_s: count * steps as f64 / total,
                 phases: p.map(|x| x / total),
                 pairs: worlds[0].last_contact().pairs,
+                blocks,
+                round_trips,
             }
         })
         .collect()
+}
+
+/// The two-thread speed-up over the rounds whose round trip was near the run's
+/// fastest (within [`NEAR`]) and over the others: per group, the rounds' count,
+/// their mean round trip (ns) and the one-thread blocks' time over the
+/// two-thread blocks' (the worlds step the same trajectory, bit for bit, so a
+/// round's two blocks do the same work). `None` for a group without rounds.
+fn speed_up_by_round_trip(one: &Timing, two: &Timing) -> [Option<(usize, f64, f64)>; 2] {
+    let fastest = two.round_trips.iter().copied().fold(f64::INFINITY, f64::min);
+    let group = |near: bool| {
+        let rounds: Vec<usize> =
+            (0..two.round_trips.len()).filter(|&r| (two.round_trips[r] <= NEAR * fastest) == near).collect();
+        if rounds.is_empty() {
+            return None;
+        }
+        let sum = |t: &Timing| rounds.iter().map(|&r| t.blocks[r]).sum::<f64>();
+        let trip = rounds.iter().map(|&r| two.round_trips[r]).sum::<f64>() / rounds.len() as f64;
+        Some((rounds.len(), trip, sum(one) / sum(two)))
+    };
+    [group(true), group(false)]
 }
 
 fn main() {
@@ -163,6 +212,17 @@ fn main() {
             on2.steps_per_s / on1.steps_per_s,
             pair / on1.steps_per_s,
             100.0 * on2.steps_per_s / pair,
+        );
+        let show = |g: Option<(usize, f64, f64)>| match g {
+            Some((rounds, trip, ratio)) => format!("{ratio:.2}x over {rounds} rounds (mean {trip:.0} ns)"),
+            None => "no rounds".to_string(),
+        };
+        let [near, far] = speed_up_by_round_trip(&on1, &on2);
+        println!(
+            "{:17} 2 threads by the cores' cache-line round trip: rounds within {NEAR}x the run's fastest {}; the others {}",
+            "",
+            show(near),
+            show(far)
         );
     }
 }

@@ -52,6 +52,61 @@ fn pin_current_thread(cpu: usize) {
 #[cfg(not(target_os = "linux"))]
 fn pin_current_thread(_cpu: usize) {}
 
+/// The time a cache line takes to go from the first thread of `pool` to the
+/// second and back, ns: the median of `probes` measurements of `trips` round trips
+/// each, the two threads passing a counter to each other through one line. `None`
+/// when the pool has fewer than two threads. Call it from outside the pool, with
+/// the pool idle.
+///
+/// Why measure it: a step's parallel passes hand their work over and read data the
+/// other core wrote last, so the two-thread step's speed-up depends on this time as
+/// much as on there being two cores. On the 2-core development VM it sat at 60–65
+/// ns most of the time and at 150–380 ns in minutes when the host placed the two
+/// virtual CPUs far apart; the crumple's two-thread speed-up then fell from about
+/// 1.72 × to 1.3–1.4 × while two independent one-thread runs still got 1.9–2.0 ×
+/// (docs/performance.md, twenty-sixth session). The contact bench prints its
+/// speed-up by this time.
+pub fn core_round_trip(pool: &rayon::ThreadPool, trips: u32, probes: usize) -> Option<f64> {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    if pool.current_num_threads() < 2 || trips == 0 || probes == 0 {
+        return None;
+    }
+    let mut times: Vec<f64> = (0..probes)
+        .map(|_| {
+            let counter = Padded(AtomicU64::new(0));
+            // Every thread of the pool runs this; the first two play, the first
+            // times. (A later thread returns at once.)
+            let elapsed = pool.broadcast(|ctx| {
+                let me = ctx.index() as u64;
+                if me > 1 {
+                    return 0.0;
+                }
+                let start = std::time::Instant::now();
+                for trip in 0..u64::from(trips) {
+                    // Thread 0 writes odd values, thread 1 answers with even ones.
+                    let (wait_for, answer) = (2 * trip + me, 2 * trip + me + 1);
+                    let mut spins = 0u32;
+                    while counter.0.load(Ordering::Acquire) != wait_for {
+                        // (A partner without a core of its own, on a loaded
+                        // machine, needs this thread to give its core up.)
+                        spins += 1;
+                        if spins.is_multiple_of(4096) {
+                            std::thread::yield_now();
+                        } else {
+                            std::hint::spin_loop();
+                        }
+                    }
+                    counter.0.store(answer, Ordering::Release);
+                }
+                start.elapsed().as_secs_f64()
+            });
+            elapsed[0] * 1e9 / f64::from(trips)
+        })
+        .collect();
+    times.sort_by(f64::total_cmp);
+    Some(times[times.len() / 2])
+}
+
 /// Runs `f` on the current thread while the pool's other threads wait for its
 /// parallel passes spinning instead of sleeping.
 ///
@@ -668,6 +723,20 @@ pub fn par_rows(v: &mut Vec3s, size: usize) -> impl IndexedParallelIterator<Item
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn core_round_trip_is_measured_between_two_threads_only() {
+        let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+        assert_eq!(core_round_trip(&one, 100, 3), None, "one thread has no partner");
+        for threads in [2, 3] {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            assert_eq!(core_round_trip(&pool, 0, 3), None, "no trips, no time");
+            // Two OS threads passing a line back and forth (on a loaded machine
+            // a trip can take a time slice, so no upper bound).
+            let ns = core_round_trip(&pool, 200, 3).expect("two threads or more");
+            assert!(ns.is_finite() && ns > 1.0, "{threads} threads: {ns} ns a round trip");
+        }
+    }
 
     #[test]
     fn hot_helpers_run_the_work_and_end_with_it() {
